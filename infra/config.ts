@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/** Every setting the service reads, validated once at start-up. */
+const ConfigSchema = z.object({
+  TQA_DATA_DIR: z.string().min(1).default('./data'),
+  TQA_LOG: z.enum(['embedded', 'kafka']).default('embedded'),
+  TQA_STORE: z.enum(['duckdb', 'clickhouse']).default('duckdb'),
+  /** When an embedded append is acknowledged: after fdatasync (`always`) or without it (`never`). */
+  TQA_LOG_FSYNC: z.enum(['always', 'never']).default('always'),
+  /** Size at which an embedded segment file is closed and a new one started. */
+  TQA_LOG_SEGMENT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  KAFKA_BROKERS: z.string().default('localhost:9092'),
+  KAFKA_CLIENT_ID: z.string().default('tqa'),
+  /** Idempotent producer: on for real Kafka; off against brokers without InitProducerId (the test mock). */
+  KAFKA_IDEMPOTENT: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  SCHEMA_REGISTRY_URL: z.string().url().default('http://localhost:8081'),
+  CLICKHOUSE_URL: z.string().url().default('http://localhost:8123'),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('tqa'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  STREAM_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: { variable: string; message: string }[]) {
+    super(
+      'invalid configuration: ' + issues.map((i) => `${i.variable}: ${i.message}`).join('; '),
+    );
+  }
+}
+
+/** Reads the configuration from an environment; throws ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => ({
+        variable: String(issue.path[0] ?? '?'),
+        message: issue.message,
+      })),
+    );
+  }
+  return parsed.data;
+}

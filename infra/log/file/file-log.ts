@@ -1,0 +1,267 @@
+import { EventEmitter } from 'node:events';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../fs/atomic-write.ts';
+import { ProcessLock } from '../../fs/process-lock.ts';
+import type { Logger } from '../../logging.ts';
+import { partitionForKey } from '../partitioner.ts';
+import type {
+  AppendResult,
+  ConsumerOptions,
+  EventLog,
+  LogConsumer,
+  LogRecord,
+  OutgoingRecord,
+  PartitionOffset,
+  TopicSpec,
+} from '../port.ts';
+import { cleanPartition } from './cleaner.ts';
+import { FileLogConsumer } from './file-consumer.ts';
+import type { EncodableRecord } from './record-format.ts';
+import { listSegments, PartitionReader, PartitionWriter } from './segments.ts';
+
+export interface FileLogOptions {
+  /** The data dir; the log lives in `<dir>/log`. */
+  dir: string;
+  /** `always`: an append resolves after fdatasync; `never`: after the write (survives a process crash, not a power cut). */
+  fsync: 'always' | 'never';
+  segmentBytes: number;
+  logger: Logger;
+  /** How often an idle consumer looks for records appended by other processes. */
+  pollIntervalMs?: number;
+}
+
+interface PendingAppend {
+  topic: string;
+  records: { partition: number; record: EncodableRecord }[];
+  resolve(results: AppendResult[]): void;
+  reject(err: Error): void;
+}
+
+/**
+ * The embedded mode's event log: append-only segment files per topic-partition in the
+ * data dir. Appends from every process on the machine are serialised by one process lock;
+ * appends within this process are group-committed (one write and one fdatasync per
+ * partition for everything queued while the previous commit ran).
+ */
+export class FileEventLog implements EventLog {
+  readonly kind = 'embedded';
+  private readonly root: string;
+  private readonly lock: ProcessLock;
+  private readonly topics = new Map<string, TopicSpec>();
+  private readonly writers = new Map<string, PartitionWriter>();
+  private readonly roundRobin = new Map<string, number>();
+  private pending: PendingAppend[] = [];
+  private flushing: Promise<void> | undefined;
+  /** Emits 'append' after each commit, so consumers in this process wake at once. */
+  readonly appended = new EventEmitter();
+
+  private constructor(readonly options: FileLogOptions) {
+    this.root = join(options.dir, 'log');
+    this.lock = new ProcessLock(this.root);
+    this.appended.setMaxListeners(0);
+  }
+
+  static async open(options: FileLogOptions): Promise<FileEventLog> {
+    await mkdir(join(options.dir, 'log', '_groups'), { recursive: true });
+    return new FileEventLog(options);
+  }
+
+  partitionDir(topic: string, partition: number): string {
+    return join(this.root, topic, String(partition));
+  }
+
+  groupFile(groupId: string): string {
+    return join(this.root, '_groups', `${encodeURIComponent(groupId)}.json`);
+  }
+
+  get pollIntervalMs(): number {
+    return this.options.pollIntervalMs ?? 100;
+  }
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    await this.lock.withLock(async () => {
+      for (const spec of specs) {
+        if (await this.readSpec(spec.name)) continue;
+        const dir = join(this.root, spec.name);
+        await mkdir(dir, { recursive: true });
+        for (let p = 0; p < spec.partitions; p++) await mkdir(join(dir, String(p)), { recursive: true });
+        await writeFileAtomic(join(dir, 'topic.json'), JSON.stringify(spec, null, 1));
+        this.topics.set(spec.name, spec);
+      }
+    });
+  }
+
+  async topicSpec(topic: string): Promise<TopicSpec> {
+    const spec = this.topics.get(topic) ?? (await this.readSpec(topic));
+    if (!spec) throw new Error(`unknown topic ${topic}`);
+    return spec;
+  }
+
+  async append(topic: string, records: OutgoingRecord[]): Promise<AppendResult[]> {
+    const spec = await this.topicSpec(topic);
+    const now = Date.now();
+    const placed = records.map((r) => ({
+      partition: r.key === null ? this.nextRoundRobin(topic, spec.partitions) : partitionForKey(r.key, spec.partitions),
+      record: { key: r.key, value: r.value, timestamp: r.timestamp ?? now, headers: r.headers },
+    }));
+    const done = new Promise<AppendResult[]>((resolve, reject) => {
+      this.pending.push({ topic, records: placed, resolve, reject });
+    });
+    this.flushing ??= this.flushLoop();
+    return done;
+  }
+
+  async read(topic: string, partition: number, offset: number, max: number): Promise<LogRecord[]> {
+    const reader = new PartitionReader(this.partitionDir(topic, partition), offset);
+    try {
+      return (await reader.read(max)).map((r) => ({ ...r, topic, partition }));
+    } finally {
+      await reader.close();
+    }
+  }
+
+  async startOffsets(topic: string): Promise<PartitionOffset[]> {
+    const spec = await this.topicSpec(topic);
+    return Promise.all(
+      range(spec.partitions).map(async (partition) => ({
+        partition,
+        offset: (await listSegments(this.partitionDir(topic, partition)))[0] ?? 0,
+      })),
+    );
+  }
+
+  async endOffsets(topic: string): Promise<PartitionOffset[]> {
+    const spec = await this.topicSpec(topic);
+    return this.lock.withLock(async () => {
+      const out: PartitionOffset[] = [];
+      for (const partition of range(spec.partitions)) {
+        const writer = this.writer(topic, partition);
+        await writer.refresh();
+        out.push({ partition, offset: writer.nextOffset });
+      }
+      return out;
+    });
+  }
+
+  async committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]> {
+    const committed = await readGroupOffsets(this.groupFile(groupId));
+    return Object.entries(committed[topic] ?? {}).map(([partition, offset]) => ({
+      partition: Number(partition),
+      offset,
+    }));
+  }
+
+  async listGroups(): Promise<string[]> {
+    const names = await readdir(join(this.root, '_groups'));
+    return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -5)));
+  }
+
+  async listTopics(): Promise<string[]> {
+    const names = await readdir(this.root);
+    const specs = await Promise.all(names.map((n) => this.readSpec(n)));
+    return specs.filter((s): s is TopicSpec => s !== undefined).map((s) => s.name);
+  }
+
+  consumer(options: ConsumerOptions): LogConsumer {
+    return new FileLogConsumer(this, options, this.options.logger);
+  }
+
+  async close(): Promise<void> {
+    await this.flushing;
+    await Promise.all([...this.writers.values()].map((w) => w.close()));
+    this.writers.clear();
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        try {
+          const results = await this.lock.withLock(() => this.commit(batch));
+          batch.forEach((append, i) => append.resolve(results[i]));
+        } catch (err) {
+          for (const append of batch) append.reject(err as Error);
+        }
+        this.appended.emit('append');
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** Writes a group of appends; runs under the process lock. */
+  private async commit(batch: PendingAppend[]): Promise<AppendResult[][]> {
+    const byPartition = new Map<string, { topic: string; partition: number; records: EncodableRecord[]; slots: [number, number][] }>();
+    batch.forEach((append, a) => {
+      append.records.forEach(({ partition, record }, r) => {
+        const id = `${append.topic}\u0000${partition}`;
+        let group = byPartition.get(id);
+        if (!group) byPartition.set(id, (group = { topic: append.topic, partition, records: [], slots: [] }));
+        group.records.push(record);
+        group.slots.push([a, r]);
+      });
+    });
+    const results: AppendResult[][] = batch.map((append) => new Array(append.records.length));
+    const touched: PartitionWriter[] = [];
+    for (const group of byPartition.values()) {
+      const writer = this.writer(group.topic, group.partition);
+      await writer.refresh();
+      const offsets = await writer.append(group.records);
+      group.slots.forEach(([a, r], i) => (results[a][r] = { partition: group.partition, offset: offsets[i] }));
+      touched.push(writer);
+      if (writer.rolled) {
+        await cleanPartition(this.partitionDir(group.topic, group.partition), await this.topicSpec(group.topic), Date.now());
+      }
+    }
+    if (this.options.fsync === 'always') await Promise.all(touched.map((w) => w.sync()));
+    return results;
+  }
+
+  private writer(topic: string, partition: number): PartitionWriter {
+    const id = `${topic}\u0000${partition}`;
+    let writer = this.writers.get(id);
+    if (!writer) {
+      writer = new PartitionWriter(this.partitionDir(topic, partition), this.options.segmentBytes, this.options.logger);
+      this.writers.set(id, writer);
+    }
+    return writer;
+  }
+
+  private nextRoundRobin(topic: string, partitions: number): number {
+    const next = this.roundRobin.get(topic) ?? 0;
+    this.roundRobin.set(topic, next + 1);
+    return next % partitions;
+  }
+
+  private async readSpec(topic: string): Promise<TopicSpec | undefined> {
+    try {
+      const spec = JSON.parse(await readFile(join(this.root, topic, 'topic.json'), 'utf8')) as TopicSpec;
+      this.topics.set(topic, spec);
+      return spec;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+  }
+}
+
+export type GroupOffsets = Record<string, Record<string, number>>;
+
+export async function readGroupOffsets(file: string): Promise<GroupOffsets> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as GroupOffsets;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+}
+
+export async function writeGroupOffsets(file: string, offsets: GroupOffsets): Promise<void> {
+  await writeFileAtomic(file, JSON.stringify(offsets));
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}

@@ -1,0 +1,141 @@
+import { crc32 } from 'node:zlib';
+import type { Headers } from '../port.ts';
+
+/**
+ * On-disk layout of one record in a segment file (all integers little-endian):
+ *
+ *   u32 body length | u32 CRC-32 of the body | body
+ *   body = u32 offset low | u32 offset high | u32 time low | u32 time high
+ *        | i32 key length (-1: null) | key UTF-8 | i32 value length (-1: null) | value
+ *        | u16 header count | per header: u16 name length | name | u32 value length | value
+ *
+ * The offset is stored in the record, so compaction can drop records without renumbering
+ * and a reader can position itself by scanning. The CRC finds a torn or corrupt tail.
+ */
+
+export const FRAME_BYTES = 8;
+const MIN_BODY_BYTES = 4 * 4 + 4 + 4 + 2;
+/** Larger frames are taken as corruption rather than trusted. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const TWO_32 = 2 ** 32;
+
+export interface StoredRecord {
+  offset: number;
+  timestamp: number;
+  key: string | null;
+  value: Buffer | null;
+  headers: Headers;
+}
+
+export interface EncodableRecord {
+  key: string | null;
+  value: Buffer | null;
+  timestamp: number;
+  headers?: Headers;
+}
+
+export function encodeRecord(record: EncodableRecord, offset: number): Buffer {
+  const key = record.key === null ? null : Buffer.from(record.key, 'utf8');
+  const headers = Object.entries(record.headers ?? {}).map(
+    ([name, value]) => [Buffer.from(name, 'utf8'), Buffer.from(value, 'utf8')] as const,
+  );
+  let bodyLength = MIN_BODY_BYTES + (key?.length ?? 0) + (record.value?.length ?? 0);
+  for (const [name, value] of headers) bodyLength += 2 + name.length + 4 + value.length;
+  const out = Buffer.allocUnsafe(FRAME_BYTES + bodyLength);
+  let at = FRAME_BYTES;
+  out.writeUInt32LE(offset % TWO_32, at);
+  out.writeUInt32LE(Math.floor(offset / TWO_32), at + 4);
+  out.writeUInt32LE(record.timestamp % TWO_32, at + 8);
+  out.writeUInt32LE(Math.floor(record.timestamp / TWO_32), at + 12);
+  at += 16;
+  at = writeBytes(out, at, key);
+  at = writeBytes(out, at, record.value);
+  out.writeUInt16LE(headers.length, at);
+  at += 2;
+  for (const [name, value] of headers) {
+    out.writeUInt16LE(name.length, at);
+    name.copy(out, at + 2);
+    at += 2 + name.length;
+    out.writeUInt32LE(value.length, at);
+    value.copy(out, at + 4);
+    at += 4 + value.length;
+  }
+  out.writeUInt32LE(bodyLength, 0);
+  out.writeUInt32LE(crc32(out.subarray(FRAME_BYTES)), 4);
+  return out;
+}
+
+function writeBytes(out: Buffer, at: number, bytes: Buffer | null): number {
+  if (bytes === null) {
+    out.writeInt32LE(-1, at);
+    return at + 4;
+  }
+  out.writeInt32LE(bytes.length, at);
+  bytes.copy(out, at + 4);
+  return at + 4 + bytes.length;
+}
+
+/** Why a scan stopped: at the exact end of the data, in a record cut short, or at a bad record. */
+export type ScanStop = 'end' | 'incomplete' | 'corrupt';
+
+export interface ScanResult {
+  /** Bytes of whole, valid records from the start of the buffer. */
+  validBytes: number;
+  stop: ScanStop;
+}
+
+/**
+ * Parses consecutive records from `buf`, calling `onRecord` for each valid one with its
+ * byte position relative to the buffer. Returning false from `onRecord` stops the scan
+ * after that record.
+ */
+export function scanRecords(
+  buf: Buffer,
+  onRecord: (record: StoredRecord, position: number, size: number) => boolean | void,
+): ScanResult {
+  let at = 0;
+  while (at < buf.length) {
+    if (buf.length - at < FRAME_BYTES) return { validBytes: at, stop: 'incomplete' };
+    const bodyLength = buf.readUInt32LE(at);
+    if (bodyLength < MIN_BODY_BYTES || bodyLength > MAX_BODY_BYTES) return { validBytes: at, stop: 'corrupt' };
+    const end = at + FRAME_BYTES + bodyLength;
+    if (end > buf.length) return { validBytes: at, stop: 'incomplete' };
+    const body = buf.subarray(at + FRAME_BYTES, end);
+    if (crc32(body) !== buf.readUInt32LE(at + 4)) return { validBytes: at, stop: 'corrupt' };
+    const record = decodeBody(body);
+    if (!record) return { validBytes: at, stop: 'corrupt' };
+    const keepGoing = onRecord(record, at, end - at);
+    at = end;
+    if (keepGoing === false) break;
+  }
+  return { validBytes: at, stop: 'end' };
+}
+
+function decodeBody(body: Buffer): StoredRecord | undefined {
+  const offset = body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;
+  const timestamp = body.readUInt32LE(8) + body.readUInt32LE(12) * TWO_32;
+  let at = 16;
+  const keyLength = body.readInt32LE(at);
+  at += 4;
+  if (at + Math.max(keyLength, 0) + 4 > body.length) return undefined;
+  const key = keyLength < 0 ? null : body.toString('utf8', at, at + keyLength);
+  at += Math.max(keyLength, 0);
+  const valueLength = body.readInt32LE(at);
+  at += 4;
+  if (at + Math.max(valueLength, 0) + 2 > body.length) return undefined;
+  // Copy: callers keep values while the read buffer is reused.
+  const value = valueLength < 0 ? null : Buffer.from(body.subarray(at, at + valueLength));
+  at += Math.max(valueLength, 0);
+  const headerCount = body.readUInt16LE(at);
+  at += 2;
+  const headers: Headers = {};
+  for (let i = 0; i < headerCount; i++) {
+    const nameLength = body.readUInt16LE(at);
+    const name = body.toString('utf8', at + 2, at + 2 + nameLength);
+    at += 2 + nameLength;
+    const valueBytes = body.readUInt32LE(at);
+    headers[name] = body.toString('utf8', at + 4, at + 4 + valueBytes);
+    at += 4 + valueBytes;
+  }
+  return at === body.length ? { offset, timestamp, key, value, headers } : undefined;
+}

@@ -1,0 +1,214 @@
+import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { encodeRecord, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
+
+/**
+ * Segment files of one topic-partition: `<base offset, 20 digits>.seg`, appended to in
+ * offset order; the newest is the active segment, the others are closed.
+ */
+
+const SEGMENT_SUFFIX = '.seg';
+const READ_CHUNK_BYTES = 1024 * 1024;
+
+export function segmentPath(dir: string, base: number): string {
+  return join(dir, String(base).padStart(20, '0') + SEGMENT_SUFFIX);
+}
+
+export async function listSegments(dir: string): Promise<number[]> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [] as string[];
+    throw err;
+  });
+  return names
+    .filter((n) => n.endsWith(SEGMENT_SUFFIX))
+    .map((n) => Number(n.slice(0, -SEGMENT_SUFFIX.length)))
+    .sort((a, b) => a - b);
+}
+
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The writing end of a partition. Used only while holding the log's process lock: each
+ * `refresh` first catches up with what other processes appended, and cuts a torn tail
+ * (a record half-written when its writer died), so offsets stay dense and unique.
+ */
+export class PartitionWriter {
+  private activeBase = -1;
+  private file: FileHandle | undefined;
+  private size = 0;
+  private unsynced = false;
+  nextOffset = 0;
+  /** Set when the last append started a new segment; the cleaner runs then. */
+  rolled = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly segmentBytes: number,
+    private readonly logger: { warn(obj: object, msg: string): void },
+  ) {}
+
+  async refresh(): Promise<void> {
+    const segments = await listSegments(this.dir);
+    const newest = segments.at(-1);
+    if (newest === undefined) {
+      await mkdir(this.dir, { recursive: true });
+      await this.openSegment(0, true);
+      return;
+    }
+    if (newest !== this.activeBase) await this.openSegment(newest, false);
+    const file = this.file!;
+    const { size } = await file.stat();
+    if (size === this.size) return;
+    const tail = Buffer.allocUnsafe(size - this.size);
+    await file.read(tail, 0, tail.length, this.size);
+    let lastOffset = -1;
+    const scan = scanRecords(tail, (record) => {
+      lastOffset = record.offset;
+    });
+    if (lastOffset >= 0) this.nextOffset = lastOffset + 1;
+    this.size += scan.validBytes;
+    if (scan.stop !== 'end') {
+      // Only a writer that died mid-write leaves this, and we hold the lock: cut it.
+      this.logger.warn(
+        { dir: this.dir, segment: this.activeBase, cutBytes: size - this.size, reason: scan.stop },
+        'cutting torn tail of segment',
+      );
+      await file.truncate(this.size);
+      await file.datasync();
+    }
+  }
+
+  async append(records: EncodableRecord[]): Promise<number[]> {
+    this.rolled = false;
+    if (this.size >= this.segmentBytes) {
+      await this.openSegment(this.nextOffset, true);
+      this.rolled = true;
+    }
+    const offsets = records.map((_, i) => this.nextOffset + i);
+    const frames = Buffer.concat(records.map((r, i) => encodeRecord(r, offsets[i])));
+    await this.file!.write(frames, 0, frames.length, this.size);
+    this.size += frames.length;
+    this.nextOffset += records.length;
+    this.unsynced = true;
+    return offsets;
+  }
+
+  async sync(): Promise<void> {
+    if (!this.unsynced) return;
+    await this.file!.datasync();
+    this.unsynced = false;
+  }
+
+  get activeSegment(): number {
+    return this.activeBase;
+  }
+
+  async close(): Promise<void> {
+    await this.file?.close();
+    this.file = undefined;
+    this.activeBase = -1;
+  }
+
+  private async openSegment(base: number, create: boolean): Promise<void> {
+    await this.file?.close();
+    const path = segmentPath(this.dir, base);
+    this.file = await open(path, create ? 'a+' : 'r+');
+    if (create) await syncDirectory(this.dir);
+    this.activeBase = base;
+    this.size = 0;
+    this.nextOffset = base;
+  }
+}
+
+/**
+ * The reading end of a partition: records from a given offset on, across segments, never
+ * past a record that is incomplete or fails its checksum (a writer may be mid-write).
+ */
+export class PartitionReader {
+  private file: FileHandle | undefined;
+  private segmentBase = -1;
+  private filePosition = 0;
+  private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+
+  constructor(
+    private readonly dir: string,
+    private next: number,
+  ) {}
+
+  /** The offset the next returned record will have at least. */
+  get position(): number {
+    return this.next;
+  }
+
+  seek(offset: number): void {
+    this.next = offset;
+    void this.file?.close();
+    this.file = undefined;
+  }
+
+  async read(max: number): Promise<StoredRecord[]> {
+    const out: StoredRecord[] = [];
+    if (!this.file && !(await this.openFor(this.next))) return out;
+    while (out.length < max) {
+      const { bytesRead } = await this.file!.read(this.buffer, 0, this.buffer.length, this.filePosition);
+      const chunk = this.buffer.subarray(0, bytesRead);
+      let consumed = 0;
+      const scan = scanRecords(chunk, (record, position, size) => {
+        consumed = position + size;
+        if (record.offset < this.next) return true;
+        out.push(record);
+        this.next = record.offset + 1;
+        return out.length < max;
+      });
+      this.filePosition += consumed;
+      if (out.length >= max) break;
+      if (bytesRead === this.buffer.length && scan.stop !== 'corrupt') {
+        // More of the file lies beyond this chunk; a record larger than the buffer grows it.
+        if (consumed === 0) this.buffer = Buffer.allocUnsafe(this.buffer.length * 2);
+        continue;
+      }
+      if (scan.stop !== 'end' || !(await this.moveToNextSegment())) break;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.file?.close();
+    this.file = undefined;
+  }
+
+  private async openFor(offset: number): Promise<boolean> {
+    const segments = await listSegments(this.dir);
+    if (segments.length === 0) return false;
+    const base = segments.filter((b) => b <= offset).at(-1) ?? segments[0];
+    this.next = Math.max(offset, base);
+    return this.openSegment(base);
+  }
+
+  private async moveToNextSegment(): Promise<boolean> {
+    const newer = (await listSegments(this.dir)).find((b) => b > this.segmentBase);
+    if (newer === undefined) return false;
+    await this.file?.close();
+    return this.openSegment(newer);
+  }
+
+  private async openSegment(base: number): Promise<boolean> {
+    try {
+      this.file = await open(segmentPath(this.dir, base), 'r');
+    } catch (err) {
+      // Deleted by retention between listing and opening: start over from the listing.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.openFor(this.next);
+      throw err;
+    }
+    this.segmentBase = base;
+    this.filePosition = 0;
+    return true;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The event log port. Two adapters implement it: the durable file log of the embedded
+ * mode (infra/log/file) and Kafka (infra/log/kafka). Nothing above this port knows which
+ * one it runs on; test/contract/log.contract.ts holds both to the same behaviour.
+ */
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  cleanupPolicy: 'delete' | 'compact';
+  /** Records older than this may be deleted (delete policy); -1 keeps them forever. */
+  retentionMs: number;
+  /** A partition larger than this may lose its oldest segments (delete policy); -1: no limit. */
+  retentionBytes: number;
+}
+
+export type Headers = Record<string, string>;
+
+/** A record to append. A null value on a compacted topic is a tombstone for its key. */
+export interface OutgoingRecord {
+  key: string | null;
+  value: Buffer | null;
+  /** Event time in epoch milliseconds; defaults to the time of the append. */
+  timestamp?: number;
+  headers?: Headers;
+}
+
+export interface LogRecord {
+  topic: string;
+  partition: number;
+  offset: number;
+  key: string | null;
+  value: Buffer | null;
+  timestamp: number;
+  headers: Headers;
+}
+
+export interface AppendResult {
+  partition: number;
+  offset: number;
+}
+
+export interface PartitionOffset {
+  partition: number;
+  offset: number;
+}
+
+export interface Batch {
+  topic: string;
+  partition: number;
+  records: LogRecord[];
+}
+
+export interface ConsumerOptions {
+  groupId: string;
+  topics: string[];
+  /** Where a partition without a committed offset starts: its first record or its end. */
+  fromBeginning?: boolean;
+  /** Upper bound on records handed to one batch call. */
+  maxBatchRecords?: number;
+}
+
+export interface BatchContext {
+  /** True once stop() was called: finish the batch and return. */
+  isStopping(): boolean;
+}
+
+/**
+ * One member of a consumer group. `run` hands batches of one partition at a time to the
+ * handler, in offset order, and commits the offset after the last record of a batch only
+ * once the handler's promise resolved: a handler that throws has its batch delivered again.
+ */
+export interface LogConsumer {
+  run(handler: (batch: Batch, ctx: BatchContext) => Promise<void>): Promise<void>;
+  /** Next records delivered for this partition start at `offset`. Valid once run() started. */
+  seek(topic: string, partition: number, offset: number): void;
+  /** Partitions currently assigned to this member. */
+  assignment(): { topic: string; partition: number }[];
+  /** Resolves when the current batch is done, its offset committed and consumption stopped. */
+  stop(): Promise<void>;
+}
+
+export interface EventLog {
+  readonly kind: 'embedded' | 'kafka';
+  /** Creates missing topics; existing ones are left as they are. */
+  ensureTopics(specs: TopicSpec[]): Promise<void>;
+  /**
+   * Appends records; partition chosen by key (murmur2 as Kafka's default partitioner) or
+   * round-robin without a key. Resolves once the records are durable: acknowledged records
+   * survive a crash of this process.
+   */
+  append(topic: string, records: OutgoingRecord[]): Promise<AppendResult[]>;
+  consumer(options: ConsumerOptions): LogConsumer;
+  /** Reads up to `max` records of one partition from `offset` without a consumer group. */
+  read(topic: string, partition: number, offset: number, max: number): Promise<LogRecord[]>;
+  /** Offset of the first retained record of each partition. */
+  startOffsets(topic: string): Promise<PartitionOffset[]>;
+  /** Offset the next appended record will get, for each partition (the high watermark). */
+  endOffsets(topic: string): Promise<PartitionOffset[]>;
+  /** Committed offsets of a group on a topic; partitions never committed are left out. */
+  committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]>;
+  listGroups(): Promise<string[]>;
+  listTopics(): Promise<string[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,58 @@
+/**
+ * The contract between a pure processor and the runtime that drives it (DESIGN.md §3).
+ *
+ * A processor never does IO and never reads the wall clock. The runtime hands it one input
+ * record at a time, in a deterministic order, with a context that gives event time, the
+ * task's watermark, deterministic ids and a way to emit output records. Everything the
+ * processor remembers lives in its state, which the runtime checkpoints together with the
+ * input offsets it covers.
+ */
+
+export interface InputRecord<V = unknown> {
+  topic: string;
+  partition: number;
+  offset: number;
+  key: string | null;
+  /** Event time in epoch milliseconds. */
+  timestamp: number;
+  /** The decoded and validated value (the topic's record type). */
+  value: V;
+}
+
+export interface OutputRecord {
+  topic: string;
+  key: string | null;
+  /** A value of the topic's record type; encoded by the runtime. */
+  value: unknown;
+  /** Event time of the output, epoch milliseconds. */
+  timestamp: number;
+}
+
+export interface ProcessorContext {
+  /** Event time of the record (or watermark) being handled. */
+  readonly eventTime: number;
+  /**
+   * The task's watermark: the largest event time handled so far minus the processor's
+   * allowed lateness. Records older than it may still arrive; they are late.
+   */
+  readonly watermark: number;
+  /** A deterministic id `<prefix>_<hash of parts>`: the same inputs give the same id on replay. */
+  id(prefix: string, ...parts: (string | number)[]): string;
+  emit(output: OutputRecord): void;
+}
+
+export interface Processor<State> {
+  /** Also the consumer group id and the checkpoint name. */
+  readonly name: string;
+  /** Bump when the state layout changes: older checkpoints are then ignored and state is rebuilt by replay. */
+  readonly stateVersion: number;
+  /** Input topics. All must have the same partition count and key: partition p of each is one task. */
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+  /** How far behind the largest seen event time the watermark trails. */
+  readonly allowedLatenessMs: number;
+  createState(partition: number): State;
+  process(state: State, record: InputRecord, ctx: ProcessorContext): void;
+  /** Called when the task's watermark advances, for event-time timers (windows closing, outcomes resolving). */
+  onWatermark?(state: State, watermark: number, ctx: ProcessorContext): void;
+}

@@ -1,0 +1,87 @@
+import avro from 'avsc';
+import type { SchemaRegistryClient } from '../infra/registry/port.ts';
+import { currentSchema } from './avro-schemas.ts';
+import { catalogueTopic } from './catalogue.ts';
+import type { RecordTypeName } from './records.ts';
+
+const MAGIC_BYTE = 0;
+const HEADER_BYTES = 5;
+
+export class DecodeError extends Error {}
+
+/**
+ * Encodes and decodes record values in the Confluent wire format (magic byte 0, 4-byte
+ * big-endian schema id, Avro body), the same in both modes. Values are written with the
+ * current schema of the topic's record type and read into it, resolving older writer
+ * schemas through the registry.
+ */
+export class Codec {
+  private readonly writers = new Map<string, { id: number; type: avro.Type }>();
+  private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
+  private readonly resolvers = new Map<string, avro.Type>();
+
+  constructor(private readonly registry: SchemaRegistryClient) {}
+
+  async encode(topic: string, value: unknown): Promise<Buffer> {
+    const writer = this.writers.get(topic) ?? (await this.registerTopic(topic));
+    const body = writer.type.toBuffer(value);
+    const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+    out.writeUInt8(MAGIC_BYTE, 0);
+    out.writeUInt32BE(writer.id, 1);
+    body.copy(out, HEADER_BYTES);
+    return out;
+  }
+
+  /** Decodes a value of `topic`; throws DecodeError for anything not in the wire format. */
+  async decode(topic: string, buf: Buffer): Promise<unknown> {
+    if (buf.length < HEADER_BYTES || buf.readUInt8(0) !== MAGIC_BYTE) {
+      throw new DecodeError('not in the schema-registry wire format (magic byte 0 missing)');
+    }
+    const id = buf.readUInt32BE(1);
+    const reader = this.readerType(topic);
+    const resolverKey = `${topic}#${id}`;
+    let resolver = this.resolvers.get(resolverKey);
+    if (!resolver) {
+      let writerSchema: string;
+      try {
+        writerSchema = await this.registry.schemaById(id);
+      } catch (err) {
+        throw new DecodeError(`unknown schema id ${id}: ${(err as Error).message}`);
+      }
+      try {
+        resolver = reader.createResolver(avro.Type.forSchema(JSON.parse(writerSchema))) as avro.Type;
+      } catch (err) {
+        throw new DecodeError(`schema id ${id} cannot be read as ${topic}: ${(err as Error).message}`);
+      }
+      this.resolvers.set(resolverKey, resolver);
+    }
+    try {
+      return reader.fromBuffer(buf.subarray(HEADER_BYTES), resolver as never, true);
+    } catch (err) {
+      throw new DecodeError(`corrupt Avro body: ${(err as Error).message}`);
+    }
+  }
+
+  private readerType(topic: string): avro.Type {
+    const typeName = recordTypeOf(topic);
+    const cached = this.readerTypes.get(typeName);
+    if (cached) return cached;
+    const type = avro.Type.forSchema(JSON.parse(currentSchema(typeName)));
+    this.readerTypes.set(typeName, type);
+    return type;
+  }
+
+  private async registerTopic(topic: string): Promise<{ id: number; type: avro.Type }> {
+    const schema = currentSchema(recordTypeOf(topic));
+    const id = await this.registry.register(`${topic}-value`, schema);
+    const writer = { id, type: avro.Type.forSchema(JSON.parse(schema)) };
+    this.writers.set(topic, writer);
+    return writer;
+  }
+}
+
+function recordTypeOf(topic: string): RecordTypeName {
+  const entry = catalogueTopic(topic);
+  if (!entry) throw new Error(`topic ${topic} is not in the catalogue`);
+  return entry.valueType;
+}

@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFile, mkdtemp, rm, stat, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileEventLog } from '../../infra/log/file/file-log.ts';
+import { listSegments, segmentPath } from '../../infra/log/file/segments.ts';
+import type { LogRecord, TopicSpec } from '../../infra/log/port.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const silent = pino({ level: 'silent' });
+const spec = (name: string, extra: Partial<TopicSpec> = {}): TopicSpec => ({
+  name,
+  partitions: 2,
+  cleanupPolicy: 'delete',
+  retentionMs: -1,
+  retentionBytes: -1,
+  ...extra,
+});
+
+async function readAll(log: FileEventLog, topic: string): Promise<LogRecord[]> {
+  const out: LogRecord[] = [];
+  for (const { partition, offset } of await log.startOffsets(topic)) {
+    for (let from = offset; ; ) {
+      const batch = await log.read(topic, partition, from, 10_000);
+      if (batch.length === 0) break;
+      out.push(...batch);
+      from = batch.at(-1)!.offset + 1;
+    }
+  }
+  return out;
+}
+
+function startWriter(dir: string, writer: string, topic: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/append-until-killed.ts', dir, writer, topic], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const state = { acked: -1 };
+  let buffered = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop()!;
+    for (const line of lines) state.acked = Number(line.split(' ')[2]);
+  });
+  return { child, state };
+}
+
+function kill9(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+describe('file log durability', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tqa-durability-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loses no acknowledged record and duplicates none when writers are killed with SIGKILL', async () => {
+    const topic = 'crash';
+    const setup = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 16 * 1024, logger: silent });
+    await setup.ensureTopics([spec(topic)]);
+    await setup.close();
+    for (let round = 0; round < 3; round++) {
+      // Two processes append at once, as the service and the CLI would; new names each round.
+      const names = [`a${round}`, `b${round}`];
+      const writers = names.map((name) => startWriter(dir, name, topic));
+      const target = 200 + round * 97;
+      await waitFor(() => writers.every((w) => w.state.acked >= target), 'writers to make progress', 60_000);
+      await Promise.all(writers.map((w) => kill9(w.child)));
+
+      const log = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 16 * 1024, logger: silent });
+      const records = await readAll(log, topic);
+      for (let p = 0; p < 2; p++) {
+        const offsets = records.filter((r) => r.partition === p).map((r) => r.offset);
+        expect(offsets).toEqual(offsets.map((_, i) => i)); // dense, unique, ordered
+      }
+      names.forEach((name, i) => {
+        const numbers = records
+          .map((r) => r.value!.toString().split(':'))
+          .filter(([writer]) => writer === name)
+          .map(([, n]) => Number(n))
+          .sort((x, y) => x - y);
+        // Every acknowledged record is there and none twice. Records of the append cut by the
+        // kill may be present on one partition and not the other: they were never acknowledged.
+        const acked = writers[i].state.acked;
+        expect(new Set(numbers).size).toBe(numbers.length);
+        expect(numbers.filter((n) => n <= acked)).toEqual(Array.from({ length: acked + 1 }, (_, k) => k));
+      });
+      await log.close();
+    }
+  });
+
+  it('cuts a torn tail and keeps appending with dense offsets', async () => {
+    const topic = 'torn';
+    const log = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 1024 * 1024, logger: silent });
+    await log.ensureTopics([spec(topic, { partitions: 1 })]);
+    await log.append(topic, Array.from({ length: 10 }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`) })));
+    await log.close();
+
+    const partitionDir = join(dir, 'log', topic, '0');
+    const segment = segmentPath(partitionDir, (await listSegments(partitionDir))[0]);
+    const { size } = await stat(segment);
+    await truncate(segment, size - 3); // the last record is now cut short
+    await appendFile(segment, Buffer.alloc(40)); // and followed by zeroes, as after a power cut
+
+    const reopened = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 1024 * 1024, logger: silent });
+    expect((await readAll(reopened, topic)).map((r) => r.value!.toString())).toEqual(
+      Array.from({ length: 9 }, (_, i) => `v${i}`),
+    );
+    const [next] = await reopened.append(topic, [{ key: null, value: Buffer.from('after') }]);
+    expect(next.offset).toBe(9);
+    const all = await readAll(reopened, topic);
+    expect(all.map((r) => [r.offset, r.value!.toString()]).at(-1)).toEqual([9, 'after']);
+    expect(all).toHaveLength(10);
+    await reopened.close();
+  });
+
+  it('rolls segments, reads across them, and compacts closed segments to the latest value per key', async () => {
+    const topic = 'compacted';
+    const log = await FileEventLog.open({ dir, fsync: 'never', segmentBytes: 512, logger: silent });
+    await log.ensureTopics([spec(topic, { partitions: 1, cleanupPolicy: 'compact' })]);
+    for (let round = 0; round < 20; round++) {
+      await log.append(
+        topic,
+        ['x', 'y', 'z'].map((key) => ({ key, value: Buffer.from(`${key}${round}`), timestamp: 1_700_000_000_000 + round })),
+      );
+    }
+    const partitionDir = join(dir, 'log', topic, '0');
+    expect((await listSegments(partitionDir)).length).toBeGreaterThan(3);
+    const records = await readAll(log, topic);
+    const latest = new Map(records.map((r) => [r.key, r.value!.toString()]));
+    expect(Object.fromEntries(latest)).toEqual({ x: 'x19', y: 'y19', z: 'z19' });
+    expect(records.length).toBeLessThan(60); // older values were compacted away
+    const offsets = records.map((r) => r.offset);
+    expect([...offsets].sort((a, b) => a - b)).toEqual(offsets); // ordered, with gaps
+    expect(offsets.at(-1)).toBe(59);
+    await log.close();
+  });
+
+  it('deletes the oldest closed segments beyond retention bytes', async () => {
+    const topic = 'retained';
+    const log = await FileEventLog.open({ dir, fsync: 'never', segmentBytes: 512, logger: silent });
+    await log.ensureTopics([spec(topic, { partitions: 1, retentionBytes: 2048 })]);
+    for (let i = 0; i < 40; i++) await log.append(topic, [{ key: null, value: Buffer.alloc(60, i) }]);
+    const [start] = await log.startOffsets(topic);
+    const [end] = await log.endOffsets(topic);
+    expect(start.offset).toBeGreaterThan(0);
+    expect(end.offset).toBe(40);
+    const records = await readAll(log, topic);
+    expect(records[0].offset).toBe(start.offset);
+    expect(records.at(-1)!.offset).toBe(39);
+    await log.close();
+  });
+});
