@@ -40,5 +40,7 @@ export async function openLogServices(config: Config, logger: Logger): Promise<L
     registry = new ConfluentSchemaRegistry(config.SCHEMA_REGISTRY_URL);
   }
   await log.ensureTopics(CATALOGUE);
-  return { log, registry, codec: new Codec(registry), close: () => log.close() };
+  const codec = new Codec(registry);
+  await codec.registerTopics(CATALOGUE.map((t) => t.name));
+  return { log, registry, codec, close: () => log.close() };
 }

@@ -44,6 +44,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'Token metadata; compacted to the latest record per token.',
   },
+  mentions: {
+    name: 'quant.mentions',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'mention',
+    key: 'token id',
+    description: 'Posts exploded into resolved token mentions.',
+  },
   deadLetters: {
     name: 'ops.dead-letters',
     partitions: 1,

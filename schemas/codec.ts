@@ -22,6 +22,14 @@ export class Codec {
 
   constructor(private readonly registry: SchemaRegistryClient) {}
 
+  /**
+   * Registers the schemas of these topics in the given order, so a fresh registry hands
+   * out the same ids on every machine and two data dirs built from one log agree byte for byte.
+   */
+  async registerTopics(topics: string[]): Promise<void> {
+    for (const topic of topics) if (!this.writers.has(topic)) await this.registerTopic(topic);
+  }
+
   async encode(topic: string, value: unknown): Promise<Buffer> {
     const writer = this.writers.get(topic) ?? (await this.registerTopic(topic));
     const body = writer.type.toBuffer(value);
@@ -49,7 +57,9 @@ export class Codec {
         throw new DecodeError(`unknown schema id ${id}: ${(err as Error).message}`);
       }
       try {
-        resolver = reader.createResolver(avro.Type.forSchema(JSON.parse(writerSchema))) as avro.Type;
+        resolver = reader.createResolver(
+          avro.Type.forSchema(JSON.parse(writerSchema), { omitRecordMethods: true }),
+        ) as avro.Type;
       } catch (err) {
         throw new DecodeError(`schema id ${id} cannot be read as ${topic}: ${(err as Error).message}`);
       }
@@ -66,7 +76,8 @@ export class Codec {
     const typeName = recordTypeOf(topic);
     const cached = this.readerTypes.get(typeName);
     if (cached) return cached;
-    const type = avro.Type.forSchema(JSON.parse(currentSchema(typeName)));
+    // Plain objects, not record instances with methods: validators treat them as data.
+    const type = avro.Type.forSchema(JSON.parse(currentSchema(typeName)), { omitRecordMethods: true });
     this.readerTypes.set(typeName, type);
     return type;
   }

@@ -59,6 +59,20 @@ export const TokenMetaSchema = z.strictObject({
 });
 export type TokenMeta = z.infer<typeof TokenMetaSchema>;
 
+export const MentionSchema = z.strictObject({
+  mentionId: z.string().regex(/^mn_[0-9a-f]+$/),
+  postId: z.string().min(1),
+  authorId: z.string().min(1),
+  authorHandle: z.string().min(1),
+  tokenId: z.string().regex(/^tk_[A-Za-z0-9]+$/),
+  ref: z.string().min(1),
+  refKind: z.enum(['symbol', 'id', 'chain_address', 'address']),
+  postKind: z.enum(POST_KINDS),
+  engagement: count,
+  ts: eventTime,
+});
+export type Mention = z.infer<typeof MentionSchema>;
+
 export const DeadLetterSchema = z.strictObject({
   source: z.string(),
   partition: z.number().int().nullable(),
@@ -77,6 +91,7 @@ export const RECORD_TYPES = {
   post: PostSchema,
   'market-tick': MarketTickSchema,
   'token-meta': TokenMetaSchema,
+  mention: MentionSchema,
   'dead-letter': DeadLetterSchema,
 } as const;
 

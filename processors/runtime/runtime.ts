@@ -1,0 +1,329 @@
+import { createHash } from 'node:crypto';
+import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
+import type { Logger } from '../../infra/logging.ts';
+import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { RECORD_TYPES, type DeadLetter } from '../../schemas/records.ts';
+import type { CheckpointStore } from './checkpoints.ts';
+import type { OutputRecord, Processor, ProcessorContext } from './processor.ts';
+
+export interface RuntimeOptions<State> {
+  processor: Processor<State>;
+  log: EventLog;
+  codec: Codec;
+  checkpoints: CheckpointStore;
+  logger: Logger;
+  /** Checkpoint a task at most this often while running (always on stop). */
+  checkpointIntervalMs?: number;
+  maxBatchRecords?: number;
+  /** How often a task waiting on an idle input re-checks whether that input is at its end. */
+  idleCheckMs?: number;
+}
+
+/** Fetched records of one input of a task, not yet processed, in offset order. */
+class InputQueue {
+  private records: LogRecord[] = [];
+  private head = 0;
+  /** Next offset the consumer is expected to deliver. */
+  fetched: number;
+  /** Set after seeking to a position the log has no record at (retention, compaction gaps). */
+  seekedTo = -1;
+
+  constructor(position: number) {
+    this.fetched = position;
+  }
+  push(record: LogRecord): void {
+    this.records.push(record);
+    this.fetched = record.offset + 1;
+  }
+  peek(): LogRecord | undefined {
+    return this.records[this.head];
+  }
+  shift(): void {
+    if (++this.head > 1024 && this.head * 2 > this.records.length) {
+      this.records = this.records.slice(this.head);
+      this.head = 0;
+    }
+  }
+  get size(): number {
+    return this.records.length - this.head;
+  }
+}
+
+interface Task<State> {
+  partition: number;
+  state: State;
+  /** Next offset to process per input topic: what the state covers. */
+  positions: Record<string, number>;
+  queues: Map<string, InputQueue>;
+  maxEventTime: number;
+  watermark: number;
+  dirty: boolean;
+  lastCheckpointAt: number;
+}
+
+/**
+ * Drives one pure processor over the log (DESIGN.md §3, rule 1).
+ *
+ * Each partition of the inputs is a task with its own state. Records of a task's inputs
+ * are merged in event-time order (ties: input order, then offset); a record waits while
+ * another input of the task still has unread records, so the order, and with it every
+ * output, depends only on the log's content, never on fetch timing. An input that is read
+ * to its end does not hold the others back (live operation: an event arriving later on it
+ * with an older time is handled as late).
+ *
+ * Outputs are produced before the task's checkpoint (state + input positions) is saved, so
+ * a crash repeats outputs but never loses one; repeated outputs carry the same ids because
+ * ids derive from the inputs. Records that fail decoding, validation or the processor go to
+ * the dead-letter topic with the reason; the loop goes on.
+ */
+export class ProcessorRuntime<State> {
+  private readonly processor: Processor<State>;
+  private readonly tasks = new Map<number, Task<State>>();
+  private consumer: LogConsumer | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly endOffsetCache = new Map<string, { at: number; ends: number[] }>();
+  private readonly logger: Logger;
+  private running: Promise<void> | undefined;
+  /** Counters for metrics and benchmarks. */
+  readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
+
+  constructor(private readonly options: RuntimeOptions<State>) {
+    this.processor = options.processor;
+    this.logger = options.logger.child({ processor: options.processor.name });
+  }
+
+  /** Starts consuming; resolves once the consumer has stopped. */
+  start(): Promise<void> {
+    const { log, processor } = this.options;
+    this.consumer = log.consumer({
+      groupId: processor.name,
+      topics: [...processor.inputs],
+      fromBeginning: true,
+      maxBatchRecords: this.options.maxBatchRecords,
+    });
+    this.idleTimer = setInterval(() => {
+      for (const task of this.tasks.values()) void this.serial(() => this.advance(task)).catch(() => undefined);
+    }, this.options.idleCheckMs ?? 100);
+    this.running = this.consumer.run((batch) =>
+      this.serial(async () => {
+        try {
+          await this.accept(batch.topic, batch.partition, batch.records);
+        } catch (err) {
+          // State may hold half of this batch: forget the task; it reloads from its checkpoint.
+          this.tasks.delete(batch.partition);
+          throw err;
+        }
+      }),
+    );
+    return this.running;
+  }
+
+  /** Finishes the batch in hand, produces its outputs and checkpoints every task. */
+  async stop(): Promise<void> {
+    clearInterval(this.idleTimer);
+    await this.consumer?.stop();
+    await this.serial(async () => {
+      for (const task of this.tasks.values()) await this.checkpoint(task);
+    });
+    await this.running?.catch(() => undefined);
+  }
+
+  /** True when every input partition has been processed up to its current end. */
+  async caughtUp(): Promise<boolean> {
+    for (const topic of this.processor.inputs) {
+      const ends = await this.options.log.endOffsets(topic);
+      for (const { partition, offset } of ends) {
+        if (offset === 0) continue;
+        const task = this.tasks.get(partition);
+        if (!task || task.positions[topic] < offset) return false;
+      }
+    }
+    return true;
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async accept(topic: string, partition: number, records: LogRecord[]): Promise<void> {
+    const task = await this.task(partition);
+    const queue = task.queues.get(topic)!;
+    const first = records[0]?.offset;
+    if (first !== undefined && first > queue.fetched && queue.seekedTo !== queue.fetched) {
+      // The consumer is ahead of the state (its commit is newer than the checkpoint, or
+      // there is no checkpoint): rewind to what the state covers. This batch comes again.
+      queue.seekedTo = queue.fetched;
+      this.consumer!.seek(topic, partition, queue.fetched);
+      return;
+    }
+    for (const record of records) if (record.offset >= queue.fetched) queue.push(record);
+    await this.advance(task);
+  }
+
+  /** Processes every record the merge order allows, produces the outputs, checkpoints when due. */
+  private async advance(task: Task<State>): Promise<void> {
+    const outputs: OutputRecord[] = [];
+    for (let next = await this.nextRecord(task); next; next = await this.nextRecord(task)) {
+      await this.handle(task, next, outputs);
+    }
+    if (outputs.length > 0) await this.produce(outputs);
+    if (task.dirty && Date.now() - task.lastCheckpointAt >= (this.options.checkpointIntervalMs ?? 5000)) {
+      await this.checkpoint(task);
+    }
+  }
+
+  private async nextRecord(task: Task<State>): Promise<{ topic: string; record: LogRecord } | undefined> {
+    let best: { topic: string; record: LogRecord } | undefined;
+    for (const topic of this.processor.inputs) {
+      const queue = task.queues.get(topic)!;
+      const head = queue.peek();
+      if (!head) {
+        if (await this.atEnd(topic, task.partition, queue.fetched)) continue;
+        return undefined; // this input may still hold earlier records
+      }
+      if (!best || head.timestamp < best.record.timestamp) best = { topic, record: head };
+    }
+    if (best) task.queues.get(best.topic)!.shift();
+    return best;
+  }
+
+  private async atEnd(topic: string, partition: number, position: number): Promise<boolean> {
+    const cached = this.endOffsetCache.get(topic);
+    const fresh = cached && Date.now() - cached.at < (this.options.idleCheckMs ?? 100);
+    if (fresh && position < cached.ends[partition]) return false;
+    if (!fresh) {
+      const ends = (await this.options.log.endOffsets(topic)).sort((a, b) => a.partition - b.partition);
+      this.endOffsetCache.set(topic, { at: Date.now(), ends: ends.map((e) => e.offset) });
+    }
+    return position >= this.endOffsetCache.get(topic)!.ends[partition];
+  }
+
+  private async handle(task: Task<State>, { topic, record }: { topic: string; record: LogRecord }, outputs: OutputRecord[]) {
+    task.positions[topic] = record.offset + 1;
+    task.dirty = true;
+    let value: unknown = null;
+    if (record.value !== null) {
+      try {
+        const decoded = await this.options.codec.decode(topic, record.value);
+        const validated = RECORD_TYPES[catalogueTopic(topic)!.valueType].safeParse(decoded);
+        if (!validated.success) {
+          const issues = validated.error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`);
+          throw new Error(`validation failed: ${issues.join('; ')}`);
+        }
+        value = validated.data;
+      } catch (err) {
+        outputs.push(this.deadLetter(record, (err as Error).message));
+        return;
+      }
+    }
+    const ctx = this.context(task, record.timestamp, outputs);
+    const mark = outputs.length;
+    try {
+      this.processor.process(
+        task.state,
+        { topic, partition: record.partition, offset: record.offset, key: record.key, timestamp: record.timestamp, value },
+        ctx,
+      );
+    } catch (err) {
+      outputs.length = mark;
+      outputs.push(this.deadLetter(record, `processor ${this.processor.name} failed: ${(err as Error).message}`));
+      return;
+    }
+    this.stats.processed++;
+    if (record.timestamp > task.maxEventTime) {
+      task.maxEventTime = record.timestamp;
+      const watermark = task.maxEventTime - this.processor.allowedLatenessMs;
+      if (watermark > task.watermark) {
+        task.watermark = watermark;
+        this.processor.onWatermark?.(task.state, watermark, this.context(task, watermark, outputs));
+      }
+    }
+  }
+
+  private context(task: Task<State>, eventTime: number, outputs: OutputRecord[]): ProcessorContext {
+    return {
+      eventTime,
+      watermark: task.watermark,
+      id: deterministicId,
+      emit: (output) => outputs.push(output),
+    };
+  }
+
+  private deadLetter(record: LogRecord, reason: string): OutputRecord {
+    this.stats.deadLettered++;
+    this.logger.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'dead-lettered');
+    const letter: DeadLetter = {
+      source: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      line: null,
+      stage: this.processor.name,
+      reason,
+      key: record.key,
+      payload: record.value,
+      ts: record.timestamp,
+    };
+    return { topic: TOPICS.deadLetters.name, key: record.topic, value: letter, timestamp: record.timestamp };
+  }
+
+  private async produce(outputs: OutputRecord[]): Promise<void> {
+    const byTopic = new Map<string, OutputRecord[]>();
+    for (const output of outputs) {
+      const list = byTopic.get(output.topic) ?? [];
+      list.push(output);
+      byTopic.set(output.topic, list);
+    }
+    const { codec, log } = this.options;
+    await Promise.all(
+      [...byTopic].map(async ([topic, list]) => {
+        const records = await Promise.all(
+          list.map(async (o) => ({ key: o.key, value: await codec.encode(topic, o.value), timestamp: o.timestamp })),
+        );
+        await log.append(topic, records);
+      }),
+    );
+    this.stats.produced += outputs.length;
+  }
+
+  private async checkpoint(task: Task<State>): Promise<void> {
+    if (!task.dirty) return;
+    await this.options.checkpoints.save(this.processor.name, task.partition, {
+      stateVersion: this.processor.stateVersion,
+      positions: task.positions,
+      maxEventTime: task.maxEventTime,
+      state: task.state,
+    });
+    task.dirty = false;
+    task.lastCheckpointAt = Date.now();
+  }
+
+  private async task(partition: number): Promise<Task<State>> {
+    const existing = this.tasks.get(partition);
+    if (existing) return existing;
+    const saved = await this.options.checkpoints.load<State>(this.processor.name, partition);
+    const usable = saved?.stateVersion === this.processor.stateVersion ? saved : undefined;
+    const positions = Object.fromEntries(this.processor.inputs.map((t) => [t, usable?.positions[t] ?? 0]));
+    const maxEventTime = usable?.maxEventTime ?? -Infinity;
+    const task: Task<State> = {
+      partition,
+      state: usable?.state ?? this.processor.createState(partition),
+      positions,
+      queues: new Map(this.processor.inputs.map((t) => [t, new InputQueue(positions[t])])),
+      maxEventTime,
+      watermark: maxEventTime - this.processor.allowedLatenessMs,
+      dirty: false,
+      lastCheckpointAt: Date.now(),
+    };
+    this.tasks.set(partition, task);
+    return task;
+  }
+}
+
+/** `<prefix>_<24 hex digits of SHA-256 over the parts>`: stable across runs and processes. */
+export function deterministicId(prefix: string, ...parts: (string | number)[]): string {
+  return `${prefix}_${createHash('sha256').update(parts.join('\u001f')).digest('hex').slice(0, 24)}`;
+}
