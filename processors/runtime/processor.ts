@@ -46,8 +46,15 @@ export interface Processor<State> {
   readonly name: string;
   /** Bump when the state layout changes: older checkpoints are then ignored and state is rebuilt by replay. */
   readonly stateVersion: number;
-  /** Input topics. All must have the same partition count and key: partition p of each is one task. */
+  /** Input topics. */
   readonly inputs: readonly string[];
+  /**
+   * `partition`: partition p of every input is one task with its own state; the inputs must
+   * be co-partitioned (same key, same partition count). `single`: one task reads every
+   * partition of every input, merged in event-time order, for processors that need a global
+   * view (symbol resolution, narratives, cohorts).
+   */
+  readonly parallelism: 'partition' | 'single';
   readonly outputs: readonly string[];
   /** How far behind the largest seen event time the watermark trails. */
   readonly allowedLatenessMs: number;

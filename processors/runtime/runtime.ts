@@ -50,10 +50,18 @@ class InputQueue {
   }
 }
 
-interface Task<State> {
+/** One input partition of a task, named `<topic>#<partition>`. */
+interface Source {
+  id: string;
+  topic: string;
   partition: number;
+}
+
+interface Task<State> {
+  id: number;
   state: State;
-  /** Next offset to process per input topic: what the state covers. */
+  sources: Source[];
+  /** Next offset to process per source: what the state covers. */
   positions: Record<string, number>;
   queues: Map<string, InputQueue>;
   maxEventTime: number;
@@ -65,12 +73,13 @@ interface Task<State> {
 /**
  * Drives one pure processor over the log (DESIGN.md §3, rule 1).
  *
- * Each partition of the inputs is a task with its own state. Records of a task's inputs
- * are merged in event-time order (ties: input order, then offset); a record waits while
- * another input of the task still has unread records, so the order, and with it every
- * output, depends only on the log's content, never on fetch timing. An input that is read
- * to its end does not hold the others back (live operation: an event arriving later on it
- * with an older time is handled as late).
+ * Each partition of the inputs is a task with its own state (or, for `single` processors,
+ * one task reads them all). Records of a task's input partitions are merged in event-time
+ * order (ties: input order, then partition); a record waits while another input partition
+ * of the task still has unread records, so the order, and with it every output, depends
+ * only on the log's content, never on fetch timing. An input partition read to its end
+ * does not hold the others back (live operation: an event arriving later on it with an
+ * older time is handled as late).
  *
  * Outputs are produced before the task's checkpoint (state + input positions) is saved, so
  * a crash repeats outputs but never loses one; repeated outputs carry the same ids because
@@ -112,7 +121,7 @@ export class ProcessorRuntime<State> {
           await this.accept(batch.topic, batch.partition, batch.records);
         } catch (err) {
           // State may hold half of this batch: forget the task; it reloads from its checkpoint.
-          this.tasks.delete(batch.partition);
+          this.tasks.delete(this.taskId(batch.partition));
           throw err;
         }
       }),
@@ -136,11 +145,15 @@ export class ProcessorRuntime<State> {
       const ends = await this.options.log.endOffsets(topic);
       for (const { partition, offset } of ends) {
         if (offset === 0) continue;
-        const task = this.tasks.get(partition);
-        if (!task || task.positions[topic] < offset) return false;
+        const task = this.tasks.get(this.taskId(partition));
+        if (!task || task.positions[sourceId(topic, partition)] < offset) return false;
       }
     }
     return true;
+  }
+
+  private taskId(partition: number): number {
+    return this.processor.parallelism === 'single' ? 0 : partition;
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -150,8 +163,8 @@ export class ProcessorRuntime<State> {
   }
 
   private async accept(topic: string, partition: number, records: LogRecord[]): Promise<void> {
-    const task = await this.task(partition);
-    const queue = task.queues.get(topic)!;
+    const task = await this.task(this.taskId(partition));
+    const queue = task.queues.get(sourceId(topic, partition))!;
     const first = records[0]?.offset;
     if (first !== undefined && first > queue.fetched && queue.seekedTo !== queue.fetched) {
       // The consumer is ahead of the state (its commit is newer than the checkpoint, or
@@ -176,22 +189,22 @@ export class ProcessorRuntime<State> {
     }
   }
 
-  private async nextRecord(task: Task<State>): Promise<{ topic: string; record: LogRecord } | undefined> {
-    let best: { topic: string; record: LogRecord } | undefined;
-    for (const topic of this.processor.inputs) {
-      const queue = task.queues.get(topic)!;
+  private async nextRecord(task: Task<State>): Promise<{ source: Source; record: LogRecord } | undefined> {
+    let best: { source: Source; record: LogRecord } | undefined;
+    for (const source of task.sources) {
+      const queue = task.queues.get(source.id)!;
       const head = queue.peek();
       if (!head) {
-        if (await this.atEnd(topic, task.partition, queue.fetched)) continue;
-        return undefined; // this input may still hold earlier records
+        if (await this.atEnd(source, queue.fetched)) continue;
+        return undefined; // this input partition may still hold earlier records
       }
-      if (!best || head.timestamp < best.record.timestamp) best = { topic, record: head };
+      if (!best || head.timestamp < best.record.timestamp) best = { source, record: head };
     }
-    if (best) task.queues.get(best.topic)!.shift();
+    if (best) task.queues.get(best.source.id)!.shift();
     return best;
   }
 
-  private async atEnd(topic: string, partition: number, position: number): Promise<boolean> {
+  private async atEnd({ topic, partition }: Source, position: number): Promise<boolean> {
     const cached = this.endOffsetCache.get(topic);
     const fresh = cached && Date.now() - cached.at < (this.options.idleCheckMs ?? 100);
     if (fresh && position < cached.ends[partition]) return false;
@@ -202,8 +215,9 @@ export class ProcessorRuntime<State> {
     return position >= this.endOffsetCache.get(topic)!.ends[partition];
   }
 
-  private async handle(task: Task<State>, { topic, record }: { topic: string; record: LogRecord }, outputs: OutputRecord[]) {
-    task.positions[topic] = record.offset + 1;
+  private async handle(task: Task<State>, { source, record }: { source: Source; record: LogRecord }, outputs: OutputRecord[]) {
+    const { topic } = source;
+    task.positions[source.id] = record.offset + 1;
     task.dirty = true;
     let value: unknown = null;
     if (record.value !== null) {
@@ -291,7 +305,7 @@ export class ProcessorRuntime<State> {
 
   private async checkpoint(task: Task<State>): Promise<void> {
     if (!task.dirty) return;
-    await this.options.checkpoints.save(this.processor.name, task.partition, {
+    await this.options.checkpoints.save(this.processor.name, task.id, {
       stateVersion: this.processor.stateVersion,
       positions: task.positions,
       maxEventTime: task.maxEventTime,
@@ -301,26 +315,45 @@ export class ProcessorRuntime<State> {
     task.lastCheckpointAt = Date.now();
   }
 
-  private async task(partition: number): Promise<Task<State>> {
-    const existing = this.tasks.get(partition);
+  private async task(id: number): Promise<Task<State>> {
+    const existing = this.tasks.get(id);
     if (existing) return existing;
-    const saved = await this.options.checkpoints.load<State>(this.processor.name, partition);
+    const saved = await this.options.checkpoints.load<State>(this.processor.name, id);
     const usable = saved?.stateVersion === this.processor.stateVersion ? saved : undefined;
-    const positions = Object.fromEntries(this.processor.inputs.map((t) => [t, usable?.positions[t] ?? 0]));
+    const sources = await this.sourcesOf(id);
+    const positions = Object.fromEntries(sources.map((s) => [s.id, usable?.positions[s.id] ?? 0]));
     const maxEventTime = usable?.maxEventTime ?? -Infinity;
     const task: Task<State> = {
-      partition,
-      state: usable?.state ?? this.processor.createState(partition),
+      id,
+      state: usable?.state ?? this.processor.createState(id),
+      sources,
       positions,
-      queues: new Map(this.processor.inputs.map((t) => [t, new InputQueue(positions[t])])),
+      queues: new Map(sources.map((s) => [s.id, new InputQueue(positions[s.id])])),
       maxEventTime,
       watermark: maxEventTime - this.processor.allowedLatenessMs,
       dirty: false,
       lastCheckpointAt: Date.now(),
     };
-    this.tasks.set(partition, task);
+    this.tasks.set(id, task);
     return task;
   }
+
+  private async sourcesOf(taskId: number): Promise<Source[]> {
+    const sources: Source[] = [];
+    for (const topic of this.processor.inputs) {
+      if (this.processor.parallelism === 'partition') {
+        sources.push({ id: sourceId(topic, taskId), topic, partition: taskId });
+        continue;
+      }
+      const partitions = (await this.options.log.endOffsets(topic)).map((e) => e.partition).sort((a, b) => a - b);
+      for (const partition of partitions) sources.push({ id: sourceId(topic, partition), topic, partition });
+    }
+    return sources;
+  }
+}
+
+function sourceId(topic: string, partition: number): string {
+  return `${topic}#${partition}`;
 }
 
 /** `<prefix>_<24 hex digits of SHA-256 over the parts>`: stable across runs and processes. */
