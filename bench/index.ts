@@ -1,0 +1,19 @@
+// `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
+// its figures next to a baseline measured in the same run, so the ratios carry across machines.
+import { benchLog } from './log.ts';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  log: benchLog,
+};
+
+const names = process.argv.slice(2).filter((a) => a !== '--');
+const unknown = names.filter((n) => !(n in BENCHES));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exit(2);
+}
+for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
+  process.stdout.write(`\n== ${name}\n`);
+  await BENCHES[name]();
+}
+process.exit(0);
