@@ -18,7 +18,7 @@ export class DecodeError extends Error {}
 export class Codec {
   private readonly writers = new Map<string, { id: number; type: avro.Type }>();
   private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
-  private readonly resolvers = new Map<string, avro.Type>();
+  private readonly resolvers = new Map<string, Promise<{ reader: avro.Type; resolve: unknown }>>();
 
   constructor(private readonly registry: SchemaRegistryClient) {}
 
@@ -46,29 +46,35 @@ export class Codec {
       throw new DecodeError('not in the schema-registry wire format (magic byte 0 missing)');
     }
     const id = buf.readUInt32BE(1);
-    const reader = this.readerType(topic);
-    const resolverKey = `${topic}#${id}`;
-    let resolver = this.resolvers.get(resolverKey);
+    const key = `${topic}#${id}`;
+    // The promise is cached, so concurrent first decodes share one registry lookup.
+    let resolver = this.resolvers.get(key);
     if (!resolver) {
-      let writerSchema: string;
-      try {
-        writerSchema = await this.registry.schemaById(id);
-      } catch (err) {
-        throw new DecodeError(`unknown schema id ${id}: ${(err as Error).message}`);
-      }
-      try {
-        resolver = reader.createResolver(
-          avro.Type.forSchema(JSON.parse(writerSchema), { omitRecordMethods: true }),
-        ) as avro.Type;
-      } catch (err) {
-        throw new DecodeError(`schema id ${id} cannot be read as ${topic}: ${(err as Error).message}`);
-      }
-      this.resolvers.set(resolverKey, resolver);
+      resolver = this.resolverFor(topic, id);
+      this.resolvers.set(key, resolver);
+      resolver.catch(() => this.resolvers.delete(key));
     }
+    const { reader, resolve } = await resolver;
     try {
-      return reader.fromBuffer(buf.subarray(HEADER_BYTES), resolver as never, true);
+      return reader.fromBuffer(buf.subarray(HEADER_BYTES), resolve as never, true);
     } catch (err) {
       throw new DecodeError(`corrupt Avro body: ${(err as Error).message}`);
+    }
+  }
+
+  private async resolverFor(topic: string, id: number): Promise<{ reader: avro.Type; resolve: unknown }> {
+    const reader = this.readerType(topic);
+    let writerSchema: string;
+    try {
+      writerSchema = await this.registry.schemaById(id);
+    } catch (err) {
+      throw new DecodeError(`unknown schema id ${id}: ${(err as Error).message}`);
+    }
+    try {
+      const writer = avro.Type.forSchema(JSON.parse(writerSchema), { omitRecordMethods: true });
+      return { reader, resolve: reader.createResolver(writer) };
+    } catch (err) {
+      throw new DecodeError(`schema id ${id} cannot be read as ${topic}: ${(err as Error).message}`);
     }
   }
 
