@@ -1,0 +1,50 @@
+import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
+
+/**
+ * Every projection table, declared once. Both stores' migrations create these tables and
+ * migrate() checks the result against these definitions, so adding a table is: a
+ * definition here, listed in PROJECTION_TABLES, and one new migration file per store under
+ * projections/migrations/{duckdb,clickhouse}/ (NNNN_what.sql, next free number).
+ */
+
+/** Token metadata as of its latest ingest.tokens event (schemas/records.ts TokenMeta). */
+export const tokens = defineTable({
+  name: 'tokens',
+  columns: {
+    token_id: 'string',
+    ts: 'int64',
+    symbol: 'string',
+    name: 'string',
+    chain: 'string',
+    address: 'string',
+    logo_url: 'string?',
+    status: 'string',
+    narrative: 'string',
+    source_url: 'string?',
+  },
+  key: ['token_id'],
+  // A later metadata event replaces an earlier one; event time orders them.
+  version: 'ts',
+});
+export type TokenRow = RowOf<typeof tokens>;
+
+/** Point-in-time feature snapshots of a token; `features` holds the full feature map as JSON. */
+export const snapshots = defineTable({
+  name: 'snapshots',
+  columns: {
+    token_id: 'string',
+    ts: 'int64',
+    version: 'int64',
+    price_usd: 'float64?',
+    momentum: 'float64?',
+    crowding: 'float64?',
+    has_market_data: 'bool',
+    features: 'json',
+  },
+  key: ['token_id', 'ts'],
+  version: 'version',
+});
+export type SnapshotRow = RowOf<typeof snapshots>;
+
+export const PROJECTION_TABLES = defineTables(tokens, snapshots);
+export type ProjectionTables = typeof PROJECTION_TABLES;
