@@ -21,6 +21,12 @@ const ConfigSchema = z.object({
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('tqa'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   STREAM_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  /** `auto`: on a data dir without a simulation, seed a history, then run it live; `off`: no simulated feed. */
+  TQA_SIM: z.enum(['auto', 'off']).default('auto'),
+  TQA_SIM_SEED: z.coerce.number().int().min(0).default(1),
+  TQA_SIM_DAYS: z.coerce.number().min(0.01).max(60).default(7),
+  /** Simulated ms per wall-clock ms once live. */
+  TQA_SIM_SPEED: z.coerce.number().positive().default(1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

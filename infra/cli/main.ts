@@ -37,7 +37,7 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 78; // EX_CONFIG
     return;
   }
-  const logger = createLogger(config.LOG_LEVEL).child({ role: command.name });
+  const logger = createLogger(config.LOG_LEVEL).child({ command: command.name });
   try {
     process.exitCode = await command.run(args, { config, logger, stdout: process.stdout, stderr: process.stderr });
   } catch (err) {

@@ -5,10 +5,12 @@ import { PROCESSORS } from '../../../processors/index.ts';
 import { CheckpointStore } from '../../../processors/runtime/checkpoints.ts';
 import { ProcessorRuntime } from '../../../processors/runtime/runtime.ts';
 import { openLogServices } from '../../bootstrap.ts';
+import { loadSimState } from '../../feeds/sim/state-store.ts';
+import { runLive, seedHistory } from '../../feeds/sim/runner.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../command.ts';
 
-const ROLES = ['api', 'processors'] as const;
+const ROLES = ['api', 'processors', 'feeds'] as const;
 type Role = (typeof ROLES)[number];
 
 export const startCommand: CliCommand = {
@@ -37,6 +39,34 @@ export const startCommand: CliCommand = {
       await new Promise<void>((resolve) => server.once('listening', resolve));
       logger.info({ port: config.PORT }, 'API listening');
       stops.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    }
+    if (roles.includes('feeds') && config.TQA_SIM === 'auto') {
+      const feedLogger = logger.child({ role: 'feeds' });
+      const abort = new AbortController();
+      const feed = (async () => {
+        const dataDir = config.TQA_DATA_DIR;
+        if (!(await loadSimState(dataDir))) {
+          feedLogger.info({ days: config.TQA_SIM_DAYS, seed: config.TQA_SIM_SEED }, 'empty data dir: seeding simulated history');
+          const seeded = await seedHistory({
+            log: services.log,
+            codec: services.codec,
+            dataDir,
+            seed: config.TQA_SIM_SEED,
+            days: config.TQA_SIM_DAYS,
+            endMs: Date.now(),
+            signal: abort.signal,
+          });
+          feedLogger.info({ records: seeded.records, byTopic: seeded.byTopic }, 'simulated history seeded');
+        }
+        if (!abort.signal.aborted) {
+          await runLive({ log: services.log, codec: services.codec, dataDir, speed: config.TQA_SIM_SPEED, signal: abort.signal });
+        }
+      })().catch((err: unknown) => feedLogger.error({ err }, 'simulated feed stopped'));
+      // Stop the feed first, so processors drain what it produced last.
+      stops.unshift(async () => {
+        abort.abort();
+        await feed;
+      });
     }
     logger.info({ roles, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
