@@ -1,0 +1,139 @@
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer } from '../port.ts';
+import { toLogRecord } from './kafka-records.ts';
+
+type Handler = (batch: Batch, ctx: BatchContext) => Promise<void>;
+
+/** kafkajs consumer settings shared by group members and the log's short-lived readers. */
+export interface ConsumerSettings {
+  sessionTimeout: number;
+  heartbeatInterval: number;
+  maxWaitTimeInMs: number;
+}
+
+export function consumerSettings(sessionTimeoutMs: number): ConsumerSettings {
+  return {
+    sessionTimeout: sessionTimeoutMs,
+    // kafkajs re-joins only when a heartbeat reports a rebalance: beat often so hand-overs are quick
+    heartbeatInterval: Math.min(1_000, Math.floor(sessionTimeoutMs / 3)),
+    // Upper bound on a fetch with nothing to return; brokers answer as soon as records arrive.
+    maxWaitTimeInMs: 500,
+  };
+}
+
+/**
+ * A consumer group member on Kafka. kafkajs fetches and assigns partitions; this class hands
+ * each fetched batch (cut to maxBatchRecords) to the handler and commits the offset after it
+ * only once the handler resolved. Nothing is resolved or committed for a batch whose handler
+ * threw, so kafkajs fetches it again from the last resolved offset.
+ */
+export class KafkaLogConsumer implements LogConsumer {
+  private consumer: Consumer | undefined;
+  private assigned: { topic: string; partition: number }[] = [];
+  private stopping = false;
+  private running: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  private ended: { resolve(): void; reject(err: Error): void } | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: ConsumerOptions,
+    private readonly settings: ConsumerSettings,
+  ) {}
+
+  /** Resolves once the consumer stopped; rejects if kafkajs gives up on it. */
+  run(handler: Handler): Promise<void> {
+    this.running ??= this.start(handler);
+    return this.running;
+  }
+
+  seek(topic: string, partition: number, offset: number): void {
+    // kafkajs would drop a seek on a partition it does not hold without a word
+    if (!this.consumer || !this.assigned.some((a) => a.topic === topic && a.partition === partition)) {
+      throw new Error(`${topic}/${partition} is not assigned to this consumer`);
+    }
+    this.consumer.seek({ topic, partition, offset: String(offset) });
+  }
+
+  assignment(): { topic: string; partition: number }[] {
+    return [...this.assigned];
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    this.stopped ??= (async () => {
+      // kafkajs's disconnect waits for the batch in flight, whose commit happens inside it,
+      // then leaves the group so the other members take the partitions over at once.
+      await this.consumer?.disconnect();
+      this.assigned = [];
+      this.ended?.resolve();
+      await this.running?.catch(() => undefined);
+    })();
+    return this.stopped;
+  }
+
+  private async start(handler: Handler): Promise<void> {
+    const consumer = this.kafka.consumer({ groupId: this.options.groupId, ...this.settings });
+    this.consumer = consumer;
+    const ended = new Promise<void>((resolve, reject) => {
+      this.ended = { resolve, reject };
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
+        partitions.map((partition) => ({ topic, partition })),
+      );
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      // kafkajs left the group; when it restarts it joins again and GROUP_JOIN says what it got
+      this.assigned = [];
+      if (!payload.restart && !this.stopping) this.ended?.reject(payload.error);
+    });
+    const ctx: BatchContext = { isStopping: () => this.stopping };
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? false });
+      if (this.stopping) return;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: (payload) => this.deliver(payload, handler, ctx),
+      });
+    } catch (err) {
+      if (this.stopping) return;
+      throw err;
+    }
+    // stop() during the group join finds no runner to stop yet: disconnect once run() is done
+    if (this.stopping) await consumer.disconnect();
+    return ended;
+  }
+
+  private async deliver(payload: EachBatchPayload, handler: Handler, ctx: BatchContext): Promise<void> {
+    const { batch, resolveOffset, commitOffsetsIfNecessary, heartbeat, isRunning, isStale } = payload;
+    const size = Math.max(1, this.options.maxBatchRecords ?? batch.messages.length);
+    for (let start = 0; start < batch.messages.length; start += size) {
+      const messages = batch.messages.slice(start, start + size);
+      await handler(
+        {
+          topic: batch.topic,
+          partition: batch.partition,
+          records: messages.map((m) => toLogRecord(batch.topic, batch.partition, m)),
+        },
+        ctx,
+      );
+      // A seek from the handler replaces this position: kafkajs applies it on the next fetch.
+      if (isStale()) return;
+      const last = messages[messages.length - 1].offset;
+      resolveOffset(last);
+      // Committed through kafkajs's group directly (consumer.commitOffsets skips the commit
+      // once the consumer is stopping) and before the heartbeat that may report a rebalance:
+      // Kafka accepts the old generation's commit while the group prepares to re-balance, so
+      // a revoked partition's next owner starts after this batch. (librdkafka's mock refuses
+      // it; the batch then goes to the next owner again: at least once, never lost.)
+      await commitOffsetsIfNecessary({
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last) + 1n) }] }],
+      });
+      if (!isRunning() || this.stopping) return;
+      await heartbeat();
+    }
+  }
+}

@@ -1,0 +1,220 @@
+import { Kafka, type Admin, type Message, type Producer } from 'kafkajs';
+import type { Logger } from '../../logging.ts';
+import type {
+  AppendResult,
+  ConsumerOptions,
+  EventLog,
+  LogConsumer,
+  LogRecord,
+  OutgoingRecord,
+  PartitionOffset,
+  TopicSpec,
+} from '../port.ts';
+import { consumerSettings, KafkaLogConsumer, type ConsumerSettings } from './kafka-consumer.ts';
+import { kafkaLogCreator, kafkaLogLevel } from './kafka-logging.ts';
+import { readRange } from './kafka-read.ts';
+import { sharedPartitioner, toMessage } from './kafka-records.ts';
+
+export interface KafkaEventLogOptions {
+  brokers: string[];
+  clientId: string;
+  /** Idempotent producer (needs InitProducerId, which real brokers have and the kcat mock lacks). */
+  idempotent: boolean;
+  logger: Logger;
+  /**
+   * Consumer session timeout (default 30 s). A member silent this long is dropped from its
+   * group; librdkafka's mock broker also waits about this long to re-balance after a member
+   * leaves, so its tests pass a short one.
+   */
+  sessionTimeoutMs?: number;
+}
+
+/**
+ * The event log on Kafka. One producer and one admin client per instance, connected on first
+ * use; consumers are kafkajs consumer groups (KafkaLogConsumer).
+ */
+export class KafkaEventLog implements EventLog {
+  readonly kind = 'kafka';
+  private readonly kafka: Kafka;
+  private readonly settings: ConsumerSettings;
+  private readonly placements = new WeakMap<Message, number>();
+  private producerReady: Promise<Producer> | undefined;
+  private adminReady: Promise<Admin> | undefined;
+  private readonly consumers = new Set<KafkaLogConsumer>();
+  /** Groups this instance ran consumers in: listGroups' answer on brokers without ListGroups. */
+  private readonly usedGroups = new Set<string>();
+
+  constructor(private readonly options: KafkaEventLogOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      logLevel: kafkaLogLevel(options.logger),
+      logCreator: kafkaLogCreator(options.logger),
+    });
+    this.settings = consumerSettings(options.sessionTimeoutMs ?? 30_000);
+  }
+
+  async ensureTopics(specs: TopicSpec[]): Promise<void> {
+    const admin = await this.admin();
+    const existing = new Set(await admin.listTopics());
+    const missing = specs.filter((s) => !existing.has(s.name));
+    if (missing.length === 0) return;
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.name,
+          numPartitions: s.partitions,
+          configEntries: [
+            { name: 'cleanup.policy', value: s.cleanupPolicy },
+            { name: 'retention.ms', value: String(s.retentionMs) },
+            { name: 'retention.bytes', value: String(s.retentionBytes) },
+          ],
+        })),
+      });
+    } catch (err) {
+      // Brokers that cannot create topics on request (librdkafka's mock names no controller)
+      // may still create them on first use: a metadata request for the names does that.
+      try {
+        await admin.fetchTopicMetadata({ topics: missing.map((s) => s.name) });
+      } catch (fallbackErr) {
+        throw new Error(
+          `cannot create topics ${missing.map((s) => s.name).join(', ')}: ${(err as Error).message}; ` +
+            `auto-creation failed too: ${(fallbackErr as Error).message}`,
+        );
+      }
+      await this.reportAutoCreated(admin, missing, err as Error);
+    }
+  }
+
+  async append(topic: string, records: OutgoingRecord[]): Promise<AppendResult[]> {
+    if (records.length === 0) return [];
+    const now = Date.now();
+    const messages = records.map((r) => toMessage(r, now));
+    const producer = await this.producer();
+    const sent = await producer.send({ topic, acks: -1, messages });
+    const nextOffset = new Map(sent.map((m) => [m.partition, Number(m.baseOffset)]));
+    // Within one produce request a partition's records keep their order and get consecutive offsets.
+    return messages.map((message) => {
+      const partition = this.placements.get(message);
+      const offset = partition === undefined ? undefined : nextOffset.get(partition);
+      if (partition === undefined || offset === undefined) {
+        throw new Error(`kafka acknowledged ${topic} without an offset for every record`);
+      }
+      nextOffset.set(partition, offset + 1);
+      return { partition, offset };
+    });
+  }
+
+  consumer(options: ConsumerOptions): LogConsumer {
+    this.usedGroups.add(options.groupId);
+    const consumer = new KafkaLogConsumer(this.kafka, options, this.settings);
+    this.consumers.add(consumer);
+    return consumer;
+  }
+
+  async read(topic: string, partition: number, offset: number, max: number): Promise<LogRecord[]> {
+    const bounds = (await this.offsets(topic)).find((p) => p.partition === partition);
+    if (!bounds) throw new Error(`${topic} has no partition ${partition}`);
+    // Offsets the broker no longer retains read as if from the first retained one.
+    const from = Math.max(offset, bounds.low);
+    const end = Math.min(bounds.high, from + max);
+    if (max <= 0 || from >= end) return [];
+    return readRange(this.kafka, this.settings, this.options.clientId, { topic, partition, from, end });
+  }
+
+  async startOffsets(topic: string): Promise<PartitionOffset[]> {
+    return (await this.offsets(topic)).map(({ partition, low }) => ({ partition, offset: low }));
+  }
+
+  async endOffsets(topic: string): Promise<PartitionOffset[]> {
+    return (await this.offsets(topic)).map(({ partition, high }) => ({ partition, offset: high }));
+  }
+
+  async committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]> {
+    const admin = await this.admin();
+    const [answer] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return (answer?.partitions ?? [])
+      .map(({ partition, offset }) => ({ partition, offset: Number(offset) }))
+      .filter((p) => p.offset >= 0)
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  async listGroups(): Promise<string[]> {
+    const admin = await this.admin();
+    try {
+      return (await admin.listGroups()).groups.map((g) => g.groupId).sort();
+    } catch (err) {
+      if ((err as Error).name !== 'KafkaJSServerDoesNotSupportApiKey') throw err;
+      this.options.logger.warn(
+        { err },
+        'the broker cannot list consumer groups (no ListGroups API); answering with the groups this process consumed in',
+      );
+      return [...this.usedGroups].sort();
+    }
+  }
+
+  async listTopics(): Promise<string[]> {
+    const admin = await this.admin();
+    return (await admin.listTopics()).filter((t) => !t.startsWith('__')).sort();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.stop()));
+    this.consumers.clear();
+    const clients = await Promise.allSettled([this.producerReady, this.adminReady].filter((c) => c !== undefined));
+    this.producerReady = undefined;
+    this.adminReady = undefined;
+    await Promise.all(clients.map((c) => (c.status === 'fulfilled' ? c.value.disconnect() : undefined)));
+  }
+
+  private async offsets(topic: string): Promise<{ partition: number; low: number; high: number }[]> {
+    const admin = await this.admin();
+    return (await admin.fetchTopicOffsets(topic))
+      .map(({ partition, low, high }) => ({ partition, low: Number(low), high: Number(high) }))
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  /** Logs what an auto-created topic lacks compared with its spec: configs always, partitions when they differ. */
+  private async reportAutoCreated(admin: Admin, specs: TopicSpec[], cause: Error): Promise<void> {
+    const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.name) });
+    for (const spec of specs) {
+      const partitions = topics.find((t) => t.name === spec.name)?.partitions.length ?? 0;
+      this.options.logger.warn(
+        { topic: spec.name, wanted: spec.partitions, partitions, cause: cause.message },
+        partitions === spec.partitions
+          ? 'topic auto-created by the broker without its cleanup and retention settings'
+          : 'topic auto-created by the broker with a partition count other than its spec',
+      );
+    }
+  }
+
+  private producer(): Promise<Producer> {
+    this.producerReady ??= this.connect(() =>
+      this.kafka.producer({
+        idempotent: this.options.idempotent,
+        // kafkajs keeps order under retries for an idempotent producer only with one request in flight
+        maxInFlightRequests: this.options.idempotent ? 1 : undefined,
+        createPartitioner: sharedPartitioner(this.placements),
+      }),
+    ).catch((err: unknown) => {
+      this.producerReady = undefined;
+      throw err;
+    });
+    return this.producerReady;
+  }
+
+  private admin(): Promise<Admin> {
+    this.adminReady ??= this.connect(() => this.kafka.admin()).catch((err: unknown) => {
+      this.adminReady = undefined;
+      throw err;
+    });
+    return this.adminReady;
+  }
+
+  private async connect<T extends Producer | Admin>(create: () => T): Promise<T> {
+    const client = create();
+    await client.connect();
+    return client;
+  }
+}

@@ -1,0 +1,137 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { waitFor } from './wait.ts';
+
+const run = promisify(execFile);
+
+export interface MockBroker {
+  /** bootstrap address, host:port */
+  brokers: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts librdkafka's mock cluster through kcat: a real Kafka-protocol broker (one node,
+ * topics auto-created with 4 partitions, nothing persisted). Installs kcat with apt when the
+ * machine lacks it. The broker runs under a small shell guard that kills it once our stdin
+ * closes, so it dies with this process even when the test runner is killed.
+ *
+ * What librdkafka 2.0.2's mock does not do like Kafka: no CreateTopics, ListGroups or
+ * DescribeGroups; InitProducerId fails for kafkajs (no idempotent producer); it keeps only
+ * about 5 MB per partition, dropping the oldest records; after a member leaves a group it
+ * waits (session timeout - 1 s) before re-balancing, and refuses commits meanwhile.
+ */
+export async function startMockBroker(): Promise<MockBroker> {
+  await ensureKcat();
+  // `cat` returns when the pipe from this process closes (stop() or our death); the trap
+  // then takes kcat down with it. A new process group lets stop() signal all three at once.
+  const guard = 'kcat "$@" & k=$!; trap \'kill $k 2>/dev/null\' EXIT; cat >/dev/null';
+  const child = spawn(
+    'sh',
+    ['-c', guard, 'mock-broker', '-b', 'localhost:1', '-X', 'test.mock.num.brokers=1', '-C', '-t', 'keepalive', '-o', 'end', '-u'],
+    { stdio: ['pipe', 'ignore', 'pipe'], detached: true },
+  );
+  const killOnExit = (): void => killGroup(child);
+  process.once('exit', killOnExit);
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.stdin?.end();
+        killGroup(child);
+        await exited;
+      }
+    })();
+    return stopped;
+  };
+
+  try {
+    const brokers = await bootstrapAddress(child);
+    await waitUntilServing(brokers);
+    return { brokers, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+/** Reads stderr until librdkafka names the mock's address, then keeps draining it so kcat never blocks on a full pipe. */
+function bootstrapAddress(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString('utf8');
+      // notice level: "replaced with HOST:PORT"; debug=mock: "bootstrap.servers=HOST:PORT"
+      const match = /(?:replaced with |bootstrap\.servers=)(\d+\.\d+\.\d+\.\d+:\d+)/.exec(seen);
+      if (match) {
+        child.removeListener('exit', onExit);
+        child.stderr?.removeListener('data', onData);
+        child.stderr?.resume();
+        resolve(match[1]);
+      } else if (seen.length > 64 * 1024) {
+        seen = seen.slice(-1024);
+      }
+    };
+    const onExit = (code: number | null): void =>
+      reject(new Error(`kcat mock broker exited (code ${code}) before naming its address: ${seen.slice(-2000)}`));
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', reject);
+  });
+}
+
+async function waitUntilServing(brokers: string): Promise<void> {
+  const admin = new Kafka({ clientId: 'mock-broker-probe', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
+  try {
+    await waitFor(async () => {
+      try {
+        await admin.connect();
+        await admin.fetchTopicMetadata();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'the kcat mock broker to serve metadata');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function ensureKcat(): Promise<void> {
+  if (await hasKcat()) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error('kcat is missing and installing it needs root: apt-get install -y kcat');
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => run('apt-get', ['install', '-y', '--no-install-recommends', 'kcat'], { env });
+  try {
+    await install();
+  } catch {
+    // a fresh machine has no package lists yet
+    await run('apt-get', ['update'], { env });
+    await install();
+  }
+  if (!(await hasKcat())) throw new Error('kcat is still missing after apt-get install kcat');
+}
+
+async function hasKcat(): Promise<boolean> {
+  try {
+    await run('kcat', ['-V']);
+    return true;
+  } catch {
+    return false;
+  }
+}
