@@ -1,4 +1,5 @@
+import { quantEngine } from './quant-engine/engine.ts';
 import type { Processor } from './runtime/processor.ts';
 
-/** Every processor the service runs, in pipeline order. Each gets its own runtime and consumer group. */
-export const PROCESSORS: Processor<unknown>[] = [];
+/** Every processor the service runs. Each gets its own runtime and consumer group. */
+export const PROCESSORS: Processor<unknown>[] = [quantEngine];

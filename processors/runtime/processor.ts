@@ -39,6 +39,11 @@ export interface ProcessorContext {
   /** A deterministic id `<prefix>_<hash of parts>`: the same inputs give the same id on replay. */
   id(prefix: string, ...parts: (string | number)[]): string;
   emit(output: OutputRecord): void;
+  /**
+   * Refuses the record being processed: it goes to the dead-letter topic with this reason,
+   * while outputs emitted so far are kept. The processor must leave its state as it was.
+   */
+  reject(reason: string): void;
 }
 
 export interface Processor<State> {

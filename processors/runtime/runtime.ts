@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
@@ -234,7 +234,7 @@ export class ProcessorRuntime<State> {
         return;
       }
     }
-    const ctx = this.context(task, record.timestamp, outputs);
+    const ctx = this.context(task, record.timestamp, outputs, record);
     const mark = outputs.length;
     try {
       this.processor.process(
@@ -258,12 +258,16 @@ export class ProcessorRuntime<State> {
     }
   }
 
-  private context(task: Task<State>, eventTime: number, outputs: OutputRecord[]): ProcessorContext {
+  private context(task: Task<State>, eventTime: number, outputs: OutputRecord[], record?: LogRecord): ProcessorContext {
     return {
       eventTime,
       watermark: task.watermark,
       id: deterministicId,
       emit: (output) => outputs.push(output),
+      reject: (reason) => {
+        if (!record) throw new Error('reject() is only for the record being processed');
+        outputs.push(this.deadLetter(record, reason));
+      },
     };
   }
 
@@ -358,5 +362,5 @@ function sourceId(topic: string, partition: number): string {
 
 /** `<prefix>_<24 hex digits of SHA-256 over the parts>`: stable across runs and processes. */
 export function deterministicId(prefix: string, ...parts: (string | number)[]): string {
-  return `${prefix}_${createHash('sha256').update(parts.join('\u001f')).digest('hex').slice(0, 24)}`;
+  return `${prefix}_${hash('sha256', parts.join('\u001f'), 'hex').slice(0, 24)}`;
 }

@@ -1,0 +1,154 @@
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { CohortCommand, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
+import type { InputRecord, Processor } from '../runtime/processor.ts';
+import * as authors from './authors/authors.ts';
+import * as cohorts from './cohorts/cohorts.ts';
+import type { AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
+import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
+import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
+import * as narratives from './narratives/narratives.ts';
+import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
+import { applyTokenMeta, createTokensState, tokenLookup } from './tokens/registry.ts';
+
+/** The state of every module: plain data, checkpointed as one. */
+export interface EngineState {
+  tokens: ReturnType<typeof createTokensState>;
+  mentions: ReturnType<typeof createMentionsState>;
+  features: ReturnType<typeof createFeaturesState>;
+  outcomes: ReturnType<typeof createOutcomesState>;
+  authors: ReturnType<typeof authors.createAuthorsState>;
+  cohorts: ReturnType<typeof cohorts.createCohortsState>;
+  narratives: ReturnType<typeof narratives.createNarrativesState>;
+}
+
+export function createEngineState(): EngineState {
+  return {
+    tokens: createTokensState(),
+    mentions: createMentionsState(),
+    features: createFeaturesState(),
+    outcomes: createOutcomesState(),
+    authors: authors.createAuthorsState(),
+    cohorts: cohorts.createCohortsState(),
+    narratives: narratives.createNarrativesState(),
+  };
+}
+
+/** Read views one module offers the others; views over the state, so made once per state object. */
+interface Views {
+  tokens: TokenLookup;
+  prices: PriceLookup;
+  quality: AuthorQualityLookup;
+  shares: NarrativeShareLookup;
+  directory: authors.AuthorDirectory;
+  crowd: authors.CrowdLookup;
+}
+const viewsByState = new WeakMap<EngineState, Views>();
+
+function views(state: EngineState): Views {
+  let v = viewsByState.get(state);
+  if (!v) {
+    v = {
+      tokens: tokenLookup(state.tokens),
+      prices: featuresPriceLookup(state.features),
+      quality: authors.authorQuality(state.authors),
+      shares: narratives.narrativeShares(state.narratives),
+      directory: authors.authorDirectory(state.authors),
+      crowd: authors.crowdLookup(state.authors),
+    };
+    viewsByState.set(state, v);
+  }
+  return v;
+}
+
+/**
+ * Does everything due strictly before event time `t`, before an event at `t` is applied:
+ * snapshots of the grid times passed (built from events up to them only), outcomes whose
+ * horizon passed, author metrics of the hour begun, cohort recomputes, narrative buckets.
+ */
+export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
+  const v = views(state);
+  for (const snapshot of advanceFeatures(state.features, t, emitter, v.tokens, v.quality, v.shares)) {
+    if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
+    trackSubject(state.outcomes, {
+      kind: 'snapshot',
+      subjectId: snapshot.snapshotId,
+      tokenId: snapshot.tokenId,
+      ts: snapshot.ts,
+      entryPrice: snapshot.priceUsd,
+    });
+  }
+  for (const resolution of advanceOutcomes(state.outcomes, t, emitter)) authors.onOutcome(state.authors, resolution);
+  authors.advanceTo(state.authors, t, emitter);
+  cohorts.advanceTo(state.cohorts, t, emitter, v.directory);
+  narratives.advanceTo(state.narratives, t, emitter, v.tokens);
+}
+
+export function applyTokenMetaEvent(state: EngineState, meta: TokenMeta): void {
+  applyTokenMeta(state.tokens, meta);
+  outcomesOnTokenMeta(state.outcomes, meta);
+}
+
+export function applyTick(state: EngineState, tick: MarketTick): void {
+  featuresOnTick(state.features, tick);
+  outcomesOnTick(state.outcomes, tick);
+}
+
+export function applyPost(state: EngineState, post: Post, emitter: Emitter): void {
+  const v = views(state);
+  for (const mention of mentionsFromPost(state.mentions, state.tokens, post, emitter)) {
+    featuresOnMention(state.features, mention);
+    const call = authors.onMention(state.authors, mention, emitter, v.tokens, v.prices);
+    if (call) trackSubject(state.outcomes, call);
+    // After the authors module, so the crowd count includes this mention.
+    cohorts.onMention(state.cohorts, mention, emitter, v.directory, v.crowd);
+    narratives.onMention(state.narratives, mention, v.tokens);
+  }
+}
+
+/** Applies a manual-cohort command; returns why it was refused, or null. */
+export function applyCohortCommand(state: EngineState, command: CohortCommand, emitter: Emitter): string | null {
+  const result = cohorts.onCommand(state.cohorts, command, emitter, views(state).directory);
+  return result.applied ? null : `cohort command refused: ${result.reason}`;
+}
+
+/**
+ * The quant engine as one processor with a single task: every module sees the one
+ * event-time order of all inputs, so joins between modules are point-in-time by
+ * construction. Token metadata and control commands come first among equal times.
+ */
+export const quantEngine: Processor<EngineState> = {
+  name: 'quant-engine',
+  stateVersion: 1,
+  parallelism: 'single',
+  inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
+  outputs: [
+    TOPICS.mentions.name,
+    TOPICS.unresolvedRefs.name,
+    TOPICS.features.name,
+    TOPICS.outcomes.name,
+    TOPICS.calls.name,
+    TOPICS.authorMetrics.name,
+    TOPICS.cohorts.name,
+    TOPICS.cohortEvents.name,
+    TOPICS.narratives.name,
+  ],
+  allowedLatenessMs: 0,
+  createState: createEngineState,
+  process(state, record: InputRecord, ctx) {
+    if (record.value === null) return; // a compaction tombstone carries no event
+    advanceEngine(state, record.timestamp, ctx);
+    switch (record.topic) {
+      case TOPICS.tokens.name:
+        return applyTokenMetaEvent(state, record.value as TokenMeta);
+      case TOPICS.cohortCommands.name: {
+        const refused = applyCohortCommand(state, record.value as CohortCommand, ctx);
+        if (refused) ctx.reject(refused); // the snapshots and outcomes advanced to here stay
+        return;
+      }
+      case TOPICS.posts.name:
+        return applyPost(state, record.value as Post, ctx);
+      case TOPICS.market.name:
+        return applyTick(state, record.value as MarketTick);
+    }
+  },
+};

@@ -1,0 +1,236 @@
+import { TOPICS } from '../../../schemas/catalogue.ts';
+import type { MarketTick, Mention } from '../../../schemas/records.ts';
+import type { FeatureSnapshot } from '../../../schemas/records/quant-market.ts';
+import type {
+  AuthorQualityLookup,
+  Emitter,
+  NarrativeShareLookup,
+  PriceLookup,
+  TokenInfo,
+  TokenLookup,
+} from '../contracts.ts';
+import { FEATURE_VERSION, UNSCORED_AUTHOR_WEIGHT, type FeatureVector } from './definitions.ts';
+import {
+  addMention,
+  addTick,
+  advanceMarket,
+  advanceSocial,
+  createMarketWindows,
+  createSocialWindows,
+  M15M,
+  M1H,
+  M24H,
+  priceAtWindowStart,
+  S15M,
+  S1H,
+  S6H,
+  S24H,
+  type MarketWindows,
+  type SocialWindows,
+} from './windows.ts';
+
+/**
+ * Per-token features from ticks and mentions, and the point-in-time snapshots of them.
+ *
+ * Snapshots sit on a 5-minute grid of event time. The engine calls `advanceFeatures(t)` with
+ * the time of every incoming event before applying it; that emits the snapshots of every
+ * grid time b < t that is due, so a snapshot at b holds exactly the events with time <= b
+ * that had arrived by then. An event with a time at or before a grid time already processed
+ * is late: it is applied for the future and counted in late_events_24h, and no emitted
+ * snapshot is ever rewritten.
+ */
+
+export const FEATURES_TOPIC = TOPICS.features.name;
+export const SNAPSHOT_GRID_MS = 5 * 60_000;
+/** A token with no new events still gets a snapshot this often. */
+export const MAX_SNAPSHOT_GAP_MS = 3_600_000;
+const HOUR = 3_600_000;
+
+interface TokenFeatures {
+  social: SocialWindows;
+  market: MarketWindows;
+  /** An event was applied since the last snapshot. */
+  changed: boolean;
+  lastSnapshotAt: number | null;
+  /** Late events by hour of arrival, oldest first: [hour start, count] pairs, at most 24 hours' worth. */
+  late: [number, number][];
+}
+
+export interface FeaturesState {
+  tokens: Map<string, TokenFeatures>;
+  /** Next grid time to process; null before the first event. */
+  nextBoundary: number | null;
+  /** Latest grid time processed: events at or before it are late. */
+  processedThrough: number;
+  /** Latest event time seen: when a late event arrived. */
+  now: number;
+  /** Late events so far, all tokens. */
+  lateEvents: number;
+}
+
+export function createFeaturesState(): FeaturesState {
+  return { tokens: new Map(), nextBoundary: null, processedThrough: -Infinity, now: -Infinity, lateEvents: 0 };
+}
+
+/**
+ * Emits (to quant.features, keyed by token id) and returns the snapshots of every grid time
+ * b < t that is due: b is due for a registered token when one of its events was applied since
+ * its last snapshot, or when its last snapshot is an hour old or it has none. Call it with
+ * each event's time before applying the event; lookups are read as of now, which is as of b
+ * because no event after b has been applied yet.
+ */
+export function advanceFeatures(
+  state: FeaturesState,
+  t: number,
+  emitter: Emitter,
+  tokens: TokenLookup,
+  quality: AuthorQualityLookup,
+  narratives: NarrativeShareLookup,
+): FeatureSnapshot[] {
+  if (t > state.now) state.now = t;
+  const snapshots: FeatureSnapshot[] = [];
+  for (let b = state.nextBoundary ?? Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS; ; b += SNAPSHOT_GRID_MS) {
+    state.nextBoundary = b;
+    if (b >= t) return snapshots;
+    for (const info of tokens.all()) {
+      const tf = tokenFeatures(state, info.tokenId);
+      if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
+      const snapshot = buildSnapshot(tf, info, b, emitter, quality, narratives);
+      emitter.emit({ topic: FEATURES_TOPIC, key: info.tokenId, value: snapshot, timestamp: b });
+      snapshots.push(snapshot);
+      tf.changed = false;
+      tf.lastSnapshotAt = b;
+    }
+    state.processedThrough = b;
+  }
+}
+
+export function featuresOnTick(state: FeaturesState, tick: MarketTick): void {
+  const tf = tokenFeatures(state, tick.tokenId);
+  noteIfLate(state, tf, tick.ts);
+  addTick(tf.market, {
+    ts: tick.ts,
+    price: tick.priceUsd,
+    volume: tick.volumeUsd,
+    trades: tick.trades,
+    liquidity: tick.liquidityUsd,
+    marketCap: tick.marketCapUsd,
+  });
+  tf.changed = true;
+}
+
+export function featuresOnMention(state: FeaturesState, mention: Mention): void {
+  const tf = tokenFeatures(state, mention.tokenId);
+  noteIfLate(state, tf, mention.ts);
+  addMention(tf.social, mention.ts, mention.authorId, mention.engagement);
+  tf.changed = true;
+}
+
+/** Latest price per token as of the current event time; reads the live state. */
+export function featuresPriceLookup(state: FeaturesState): PriceLookup {
+  return { lastPrice: (tokenId) => state.tokens.get(tokenId)?.market.last?.price ?? null };
+}
+
+function tokenFeatures(state: FeaturesState, tokenId: string): TokenFeatures {
+  let tf = state.tokens.get(tokenId);
+  if (!tf) {
+    tf = { social: createSocialWindows(), market: createMarketWindows(), changed: false, lastSnapshotAt: null, late: [] };
+    state.tokens.set(tokenId, tf);
+  }
+  return tf;
+}
+
+function noteIfLate(state: FeaturesState, tf: TokenFeatures, ts: number): void {
+  if (ts > state.processedThrough) return;
+  state.lateEvents++;
+  const hour = Math.floor(state.now / HOUR) * HOUR;
+  const last = tf.late.at(-1);
+  if (last && last[0] === hour) last[1]++;
+  else tf.late.push([hour, 1]);
+  while (tf.late.length > 0 && tf.late[0][0] <= hour - 24 * HOUR) tf.late.shift();
+}
+
+/** Late events that arrived in the 24 hourly buckets up to the one holding b. */
+function lateEvents24h(tf: TokenFeatures, b: number): number {
+  const from = Math.floor(b / HOUR) * HOUR - 23 * HOUR;
+  let n = 0;
+  for (const [hour, count] of tf.late) if (hour >= from) n += count;
+  return n;
+}
+
+function buildSnapshot(
+  tf: TokenFeatures,
+  info: TokenInfo,
+  b: number,
+  emitter: Emitter,
+  quality: AuthorQualityLookup,
+  narratives: NarrativeShareLookup,
+): FeatureSnapshot {
+  const s = tf.social;
+  const m = tf.market;
+  advanceSocial(s, b);
+  advanceMarket(m, b);
+
+  // The last hour's distinct authors are the entries still carrying their author.
+  let weighted = 0;
+  let newAuthors = 0;
+  for (let i = s.start[S1H]; i < s.entries.length; i++) {
+    const e = s.entries[i];
+    if (!e.latest) continue;
+    const score = quality.researchScore(e.authorId);
+    weighted += score === null ? UNSCORED_AUTHOR_WEIGHT : score / 100;
+    if (s.firstSeen.get(e.authorId)! > b - HOUR) newAuthors++;
+  }
+
+  const last = m.last;
+  const price = last?.price ?? null;
+  const change = (w: number): number | null => {
+    const then = priceAtWindowStart(m, w);
+    return price === null || then === null || then <= 0 ? null : price / then - 1;
+  };
+  // Running sums can drift a hair below zero after many subtractions.
+  const volume1h = last ? Math.max(0, m.volume[M1H]) : null;
+  const volume24h = last ? Math.max(0, m.volume[M24H]) : null;
+
+  const features: FeatureVector = {
+    mentions_15m: s.mentions[S15M],
+    mentions_1h: s.mentions[S1H],
+    mentions_6h: s.mentions[S6H],
+    mentions_24h: s.mentions[S24H],
+    unique_authors_15m: s.authors[S15M],
+    unique_authors_1h: s.authors[S1H],
+    unique_authors_6h: s.authors[S6H],
+    unique_authors_24h: s.authors[S24H],
+    mention_velocity_15m: s.mentions[S1H] > 0 ? (s.mentions[S15M] * 4) / s.mentions[S1H] : null,
+    mention_velocity_1h: s.mentions[S24H] > 0 ? s.mentions[S1H] / (s.mentions[S24H] / 24) : null,
+    new_author_share_1h: s.authors[S1H] > 0 ? newAuthors / s.authors[S1H] : null,
+    quality_weighted_attention_1h: weighted,
+    engagement_1h: s.engagement[S1H],
+    engagement_24h: s.engagement[S24H],
+    price_usd: price,
+    price_change_15m: change(M15M),
+    price_change_1h: change(M1H),
+    price_change_24h: change(M24H),
+    volume_1h: volume1h,
+    volume_24h: volume24h,
+    volume_acceleration: volume1h !== null && volume24h ? volume1h / (volume24h / 24) : null,
+    liquidity_usd: last?.liquidity ?? null,
+    market_cap_usd: last?.marketCap ?? null,
+    trades_1h: last ? m.trades[M1H] : null,
+    narrative_share: narratives.attentionShare(info.narrative),
+    late_events_24h: lateEvents24h(tf, b),
+  };
+  return {
+    snapshotId: emitter.id('snap', info.tokenId, b),
+    tokenId: info.tokenId,
+    ts: b,
+    symbol: info.symbol,
+    chain: info.chain,
+    narrative: info.narrative,
+    featureVersion: FEATURE_VERSION,
+    features,
+    priceUsd: price,
+    marketLastAt: last?.ts ?? null,
+    sourceLastEventAt: s.lastTs,
+  };
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { CHAINS, eventTime, tokenId, usd } from './primitives.ts';
+
+/**
+ * Record types the quant engine's market-side modules derive: references no token matched
+ * (mentions), point-in-time feature snapshots (features) and forward outcomes (outcomes).
+ * Avro schemas: schemas/avro/unresolved-ref, feature-snapshot and outcome.
+ */
+
+export const UNRESOLVED_REASONS = ['invalid', 'unknown_symbol', 'unknown_id', 'unknown_address'] as const;
+export type UnresolvedReason = (typeof UNRESOLVED_REASONS)[number];
+
+export const UnresolvedRefSchema = z.strictObject({
+  postId: z.string().min(1),
+  ref: z.string().min(1),
+  reason: z.enum(UNRESOLVED_REASONS),
+  ts: eventTime,
+});
+export type UnresolvedRef = z.infer<typeof UnresolvedRefSchema>;
+
+export const FeatureSnapshotSchema = z.strictObject({
+  snapshotId: z.string().regex(/^snap_[0-9a-f]+$/),
+  tokenId,
+  ts: eventTime,
+  symbol: z.string().min(1),
+  chain: z.enum(CHAINS),
+  narrative: z.string().min(1),
+  featureVersion: z.string().regex(/^features@\d+$/),
+  features: z.record(z.string(), z.number().finite().nullable()),
+  priceUsd: usd.nullable(),
+  marketLastAt: eventTime.nullable(),
+  sourceLastEventAt: eventTime.nullable(),
+});
+export type FeatureSnapshot = z.infer<typeof FeatureSnapshotSchema>;
+
+export const OUTCOME_HORIZONS = ['15m', '1h', '6h', '24h', '3d', '7d'] as const;
+
+export const OutcomeSchema = z.strictObject({
+  outcomeId: z.string().regex(/^out_[0-9a-f]+$/),
+  subjectKind: z.enum(['snapshot', 'call']),
+  subjectId: z.string().min(1),
+  tokenId,
+  subjectTs: eventTime,
+  horizon: z.enum(OUTCOME_HORIZONS),
+  entryPrice: z.number().finite(),
+  forwardReturn: z.number().finite().nullable(),
+  maxDrawdown: z.number().finite().max(0).nullable(),
+  peakReturn: z.number().finite().min(0).nullable(),
+  timeToPeakMs: z.number().int().min(0).nullable(),
+  died: z.boolean(),
+  lastPrice: usd.nullable(),
+  resolvedAt: eventTime,
+});
+export type Outcome = z.infer<typeof OutcomeSchema>;
