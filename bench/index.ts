@@ -1,9 +1,11 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
 // its figures next to a baseline measured in the same run, so the ratios carry across machines.
 import { benchLog } from './log.ts';
+import { benchStore } from './store.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   log: benchLog,
+  store: benchStore,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

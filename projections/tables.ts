@@ -46,5 +46,49 @@ export const snapshots = defineTable({
 });
 export type SnapshotRow = RowOf<typeof snapshots>;
 
-export const PROJECTION_TABLES = defineTables(tokens, snapshots);
+/** Posts exploded into resolved token mentions (quant.mentions, schemas/records.ts Mention). */
+export const mentions = defineTable({
+  name: 'mentions',
+  columns: {
+    mention_id: 'string',
+    post_id: 'string',
+    author_id: 'string',
+    author_handle: 'string',
+    token_id: 'string',
+    ref: 'string',
+    ref_kind: 'string',
+    post_kind: 'string',
+    engagement: 'int64',
+    ts: 'int64',
+  },
+  key: ['mention_id'],
+  version: 'ts',
+});
+export type MentionRow = RowOf<typeof mentions>;
+
+/**
+ * Records refused by ingest, a processor or a projection (ops.dead-letters, DeadLetter).
+ * `id` joins where the record came from and who refused it into one key, so one rejected
+ * record shows once per stage that refused it. `payload` is the raw value in base64.
+ */
+export const deadLetters = defineTable({
+  name: 'dead_letters',
+  columns: {
+    id: 'string',
+    source: 'string',
+    partition: 'int64?',
+    offset: 'int64?',
+    line: 'int64?',
+    stage: 'string',
+    reason: 'string',
+    key: 'string?',
+    payload: 'string?',
+    ts: 'int64',
+  },
+  key: ['id'],
+  version: 'ts',
+});
+export type DeadLetterRow = RowOf<typeof deadLetters>;
+
+export const PROJECTION_TABLES = defineTables(tokens, snapshots, mentions, deadLetters);
 export type ProjectionTables = typeof PROJECTION_TABLES;

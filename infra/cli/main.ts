@@ -1,13 +1,15 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../logging.ts';
 import { UsageError, type CliCommand } from './command.ts';
+import { cohortsCommand } from './commands/cohorts.ts';
 import { dumpCommand } from './commands/dump.ts';
 import { ingestCommand } from './commands/ingest.ts';
+import { replayCommand } from './commands/replay.ts';
 import { simCommand } from './commands/sim.ts';
 import { startCommand } from './commands/start.ts';
 import { topicsCommand } from './commands/topics.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, topicsCommand, dumpCommand];
+const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, topicsCommand, dumpCommand, replayCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

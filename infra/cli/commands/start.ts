@@ -4,13 +4,16 @@ import { createApp } from '../../../api/app.ts';
 import { PROCESSORS } from '../../../processors/index.ts';
 import { CheckpointStore } from '../../../processors/runtime/checkpoints.ts';
 import { ProcessorRuntime } from '../../../processors/runtime/runtime.ts';
+import { PROJECTIONS } from '../../../projections/index.ts';
+import { startLiveProjections } from '../../../projections/runtime/runner.ts';
 import { openLogServices } from '../../bootstrap.ts';
 import { loadSimState } from '../../feeds/sim/state-store.ts';
 import { runLive, seedHistory } from '../../feeds/sim/runner.ts';
+import { openStore } from '../../store/open-store.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../command.ts';
 
-const ROLES = ['api', 'processors', 'feeds'] as const;
+const ROLES = ['api', 'processors', 'projections', 'feeds'] as const;
 type Role = (typeof ROLES)[number];
 
 export const startCommand: CliCommand = {
@@ -32,6 +35,17 @@ export const startCommand: CliCommand = {
         runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
         stops.push(() => runtime.stop());
       }
+    }
+    if (roles.includes('projections')) {
+      const store = await openStore(config, logger);
+      const projectionLogger = logger.child({ role: 'projections' });
+      const { log, codec } = services;
+      const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: projectionLogger });
+      // After the processors (pushed before): the projections write what they produced last.
+      stops.push(async () => {
+        await projections.stop();
+        await store.close();
+      });
     }
     if (roles.includes('api')) {
       const app = createApp({ log: services.log, startedAt: Date.now(), logger: logger.child({ role: 'api' }) });

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { TOPICS } from '../../../schemas/catalogue.ts';
+import { COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../../schemas/records.ts';
+import { openLogServices } from '../../bootstrap.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../command.ts';
+
+const USAGE = [
+  'tqa cohorts create --name NAME --owner KEY_ID [--members @a,@b] [--team TEAM] [--json]',
+  'tqa cohorts set_members COHORT_ID --owner KEY_ID --members @a,@b',
+  'tqa cohorts share COHORT_ID --owner KEY_ID [--team TEAM]   (no --team: stop sharing)',
+  'tqa cohorts delete COHORT_ID --owner KEY_ID',
+].join('\n       ');
+
+/**
+ * Manual cohorts are changed only through commands on control.cohorts, which the quant
+ * engine applies in event-time order (a refused one is dead-lettered with its reason);
+ * a replay rebuilds every cohort from them.
+ */
+export const cohortsCommand: CliCommand = {
+  name: 'cohorts',
+  summary: 'create, change, share or delete a manual cohort',
+  usage: USAGE,
+  async run(args, { config, logger, stdout }) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        owner: { type: 'string' },
+        members: { type: 'string' },
+        team: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const [action, target] = positionals;
+    if (!COHORT_ACTIONS.includes(action as CohortCommand['action'])) throw new UsageError(`unknown action ${action ?? ''}`);
+    if (!values.owner) throw new UsageError('--owner KEY_ID is required');
+    const cohortId = action === 'create' ? `cohort_${randomBytes(8).toString('hex')}` : target;
+    if (!cohortId) throw new UsageError('name the cohort: cohort_<id>');
+    const parsed = CohortCommandSchema.safeParse({
+      commandId: `cmd_${randomBytes(12).toString('hex')}`,
+      action,
+      cohortId,
+      name: values.name ?? null,
+      ownerKeyId: values.owner,
+      teamId: values.team ?? null,
+      members: values.members ? values.members.split(',').map((m) => m.trim()).filter(Boolean) : [],
+      ts: Date.now(),
+    });
+    if (!parsed.success) {
+      throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    }
+    const command = parsed.data;
+    const { log, codec, close } = await openLogServices(config, logger);
+    try {
+      const [at] = await log.append(TOPICS.cohortCommands.name, [
+        { key: command.cohortId, value: await codec.encode(TOPICS.cohortCommands.name, command), timestamp: command.ts },
+      ]);
+      const result = { cohort_id: command.cohortId, command_id: command.commandId, action: command.action, offset: at.offset };
+      stdout.write(values.json ? JSON.stringify(result) + '\n' : `${command.action} ${command.cohortId} (command ${command.commandId})\n`);
+      return 0;
+    } finally {
+      await close();
+    }
+  },
+};
