@@ -15,6 +15,7 @@ import {
   COHORTS_TOPIC,
   createCohortsState,
   EARLY_MOVERS_ID,
+  EARLY_MOVERS_SIZE,
   onCommand,
   onMention,
   TOP_RESEARCH_ID,
@@ -79,7 +80,7 @@ class Harness {
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `au_${i}`);
 
 describe('convergence', () => {
-  it('fires exactly when max(3, 25%) distinct members mention a token within 60 minutes', () => {
+  it('fires exactly when max(3, 10%) distinct members mention a token within 60 minutes', () => {
     const members = ids(4);
     const h = new Harness(directory(members.map((a) => standing(a))));
     h.command({ action: 'create', name: 'Mine', members, ts: T0 });
@@ -109,8 +110,8 @@ describe('convergence', () => {
     expect(h.out.outputs.find((o) => o.topic === COHORT_EVENTS_TOPIC)).toMatchObject({ key: 'tk_a', timestamp: event.ts });
   });
 
-  it('needs 25% of a large cohort, within the window', () => {
-    const members = ids(20); // threshold 5
+  it('needs 10% of a large cohort, within the window', () => {
+    const members = ids(50); // threshold 5
     const h = new Harness(directory(members.map((a) => standing(a))));
     h.command({ action: 'create', name: 'Big', members, ts: T0 });
     h.mention('au_0', 'tk_a', T0 + HOUR);
@@ -119,7 +120,7 @@ describe('convergence', () => {
     h.mention('au_4', 'tk_a', T0 + 2 * HOUR);
     expect(h.events()).toEqual([]);
     h.mention('au_5', 'tk_a', T0 + 2 * HOUR + MIN);
-    expect(h.events().map((e) => [e.memberCount, e.cohortSize])).toEqual([[5, 20]]);
+    expect(h.events().map((e) => [e.memberCount, e.cohortSize])).toEqual([[5, 50]]);
   });
 
   it('does not fire again for the same cohort and token within 6 hours', () => {
@@ -296,6 +297,18 @@ describe('auto cohorts', () => {
     expect(top.members).toHaveLength(20);
     expect(top.members[0].authorId).toBe('au_24');
     expect(top.members.at(-1)!.authorId).toBe('au_05');
+  });
+
+  it('keep at most 50 early movers, longest median lead first', () => {
+    const live = Array.from({ length: 60 }, (_, i) =>
+      standing(`au_${String(i).padStart(2, '0')}`, { leadTimeSamples: 3, medianLeadTimeMs: HOUR + i * MIN }),
+    );
+    const h = new Harness(directory(live));
+    h.advance(T0);
+    const [early] = h.versions(EARLY_MOVERS_ID);
+    expect(early.members).toHaveLength(EARLY_MOVERS_SIZE);
+    expect(early.members[0].authorId).toBe('au_59');
+    expect(early.members.at(-1)!.authorId).toBe('au_10');
   });
 
   it('converge and reach everyone (no owner)', () => {

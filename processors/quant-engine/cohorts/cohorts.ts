@@ -15,7 +15,7 @@ import type { Emitter, Mention } from '../contracts.ts';
  * Auto cohorts are recomputed at every event-time day boundary (UTC) from the authors'
  * latest published metrics; a new version is emitted only when membership changed.
  * Manual cohorts change only through cohort commands, applied in log order. Convergence
- * fires when at least max(3, ⌈25% of the cohort⌉) distinct members mentioned a token within
+ * fires when at least max(3, ⌈10% of the cohort⌉) distinct members mentioned a token within
  * the last 60 minutes, and not again for the same cohort and token within 6 hours.
  */
 
@@ -30,7 +30,7 @@ export const CONVERGENCE_WINDOW_MINUTES = 60;
 const WINDOW_MS = CONVERGENCE_WINDOW_MINUTES * MINUTE_MS;
 export const CONVERGENCE_COOLDOWN_MS = 6 * HOUR_MS;
 const MIN_CONVERGING_MEMBERS = 3;
-const CONVERGING_SHARE = 0.25;
+const CONVERGING_SHARE = 0.1;
 /** Outside authors on the token within the hour at which a convergence counts as late. */
 const CROWDED_OUTSIDERS = 10;
 
@@ -39,6 +39,8 @@ export const EARLY_MOVERS_ID = 'cohort_early-movers';
 export const TOP_RESEARCH_SIZE = 20;
 export const EARLY_MOVER_MIN_LEADS = 3;
 export const EARLY_MOVER_MIN_LEAD_MS = HOUR_MS;
+/** The rule alone admits half of a busy world; the cohort keeps the earliest of them. */
+export const EARLY_MOVERS_SIZE = 50;
 
 interface AutoRule {
   cohortId: string;
@@ -63,7 +65,7 @@ const AUTO_RULES: readonly AutoRule[] = [
   {
     cohortId: EARLY_MOVERS_ID,
     name: 'Early movers',
-    rule: `Authors with at least ${EARLY_MOVER_MIN_LEADS} calls that drew a crowd and a median lead time of at least 1h; recomputed daily.`,
+    rule: `The ${EARLY_MOVERS_SIZE} authors with the longest median lead time among those with at least ${EARLY_MOVER_MIN_LEADS} calls that drew a crowd and a median lead time of at least 1h; recomputed daily.`,
     select: (authors) =>
       authors
         .filter(
@@ -72,7 +74,8 @@ const AUTO_RULES: readonly AutoRule[] = [
             a.medianLeadTimeMs !== null &&
             a.medianLeadTimeMs >= EARLY_MOVER_MIN_LEAD_MS,
         )
-        .sort((a, b) => b.medianLeadTimeMs! - a.medianLeadTimeMs! || byId(a, b)),
+        .sort((a, b) => b.medianLeadTimeMs! - a.medianLeadTimeMs! || byId(a, b))
+        .slice(0, EARLY_MOVERS_SIZE),
   },
 ];
 const MANUAL_RULE = 'Members chosen by the owner.';
