@@ -1,11 +1,13 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
 // its figures next to a baseline measured in the same run, so the ratios carry across machines.
 import { benchLog } from './log.ts';
+import { benchPipeline } from './pipeline.ts';
 import { benchStore } from './store.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   log: benchLog,
   store: benchStore,
+  pipeline: benchPipeline,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');
