@@ -1,7 +1,6 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestCommand } from '../../infra/cli/commands/ingest.ts';
@@ -11,20 +10,10 @@ import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
+import { sink } from '../helpers/sink.ts';
 
 const SAMPLES = join(import.meta.dirname, '../fixtures/samples');
 const EVM = '0x65e26f382862bbafffe3c33384e0dc8adf63ea9b';
-
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(Buffer.from(chunk));
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
 
 function post(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

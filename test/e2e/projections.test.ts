@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../infra/cli/command.ts';
 import { replayCommand } from '../../infra/cli/commands/replay.ts';
@@ -20,8 +19,10 @@ import { mentions, PROJECTION_TABLES, tokens, type MentionRow, type ProjectionTa
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention, TokenMeta } from '../../schemas/records.ts';
-import { openEmbedded, readTopic, silentLogger } from '../helpers/runtime-fixture.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { sink } from '../helpers/sink.ts';
 
 const T0 = 1_750_000_000_000;
 
@@ -106,17 +107,6 @@ function failingStore(
     } satisfies AnalyticalStore<ProjectionTables>,
   };
   return state;
-}
-
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(Buffer.from(chunk));
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 async function replay(config: Config, args: string[]) {

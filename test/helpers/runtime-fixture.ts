@@ -1,6 +1,5 @@
 import { pino } from 'pino';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
-import type { LogRecord } from '../../infra/log/port.ts';
 import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
@@ -64,17 +63,4 @@ export async function writeRuntimeInput(dir: string, posts: number): Promise<voi
     await log.append('ingest.market', tickValues.slice(i, i + 500));
   }
   await log.close();
-}
-
-export async function readTopic(log: FileEventLog, topic: string): Promise<LogRecord[]> {
-  const out: LogRecord[] = [];
-  for (const { partition, offset } of await log.startOffsets(topic)) {
-    for (let from = offset; ; ) {
-      const batch = await log.read(topic, partition, from, 10_000);
-      if (batch.length === 0) break;
-      out.push(...batch);
-      from = batch.at(-1)!.offset + 1;
-    }
-  }
-  return out;
 }

@@ -6,7 +6,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { listSegments, segmentPath } from '../../infra/log/file/segments.ts';
-import type { LogRecord, TopicSpec } from '../../infra/log/port.ts';
+import type { TopicSpec } from '../../infra/log/port.ts';
+import { readTopic } from '../helpers/read-topic.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const silent = pino({ level: 'silent' });
@@ -18,19 +19,6 @@ const spec = (name: string, extra: Partial<TopicSpec> = {}): TopicSpec => ({
   retentionBytes: -1,
   ...extra,
 });
-
-async function readAll(log: FileEventLog, topic: string): Promise<LogRecord[]> {
-  const out: LogRecord[] = [];
-  for (const { partition, offset } of await log.startOffsets(topic)) {
-    for (let from = offset; ; ) {
-      const batch = await log.read(topic, partition, from, 10_000);
-      if (batch.length === 0) break;
-      out.push(...batch);
-      from = batch.at(-1)!.offset + 1;
-    }
-  }
-  return out;
-}
 
 function startWriter(dir: string, writer: string, topic: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/append-until-killed.ts', dir, writer, topic], {
@@ -77,7 +65,7 @@ describe('file log durability', () => {
       await Promise.all(writers.map((w) => kill9(w.child)));
 
       const log = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 16 * 1024, logger: silent });
-      const records = await readAll(log, topic);
+      const records = await readTopic(log, topic);
       for (let p = 0; p < 2; p++) {
         const offsets = records.filter((r) => r.partition === p).map((r) => r.offset);
         expect(offsets).toEqual(offsets.map((_, i) => i)); // dense, unique, ordered
@@ -112,12 +100,12 @@ describe('file log durability', () => {
     await appendFile(segment, Buffer.alloc(40)); // and followed by zeroes, as after a power cut
 
     const reopened = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 1024 * 1024, logger: silent });
-    expect((await readAll(reopened, topic)).map((r) => r.value!.toString())).toEqual(
+    expect((await readTopic(reopened, topic)).map((r) => r.value!.toString())).toEqual(
       Array.from({ length: 9 }, (_, i) => `v${i}`),
     );
     const [next] = await reopened.append(topic, [{ key: null, value: Buffer.from('after') }]);
     expect(next.offset).toBe(9);
-    const all = await readAll(reopened, topic);
+    const all = await readTopic(reopened, topic);
     expect(all.map((r) => [r.offset, r.value!.toString()]).at(-1)).toEqual([9, 'after']);
     expect(all).toHaveLength(10);
     await reopened.close();
@@ -135,7 +123,7 @@ describe('file log durability', () => {
     }
     const partitionDir = join(dir, 'log', topic, '0');
     expect((await listSegments(partitionDir)).length).toBeGreaterThan(3);
-    const records = await readAll(log, topic);
+    const records = await readTopic(log, topic);
     const latest = new Map(records.map((r) => [r.key, r.value!.toString()]));
     expect(Object.fromEntries(latest)).toEqual({ x: 'x19', y: 'y19', z: 'z19' });
     expect(records.length).toBeLessThan(60); // older values were compacted away
@@ -154,7 +142,7 @@ describe('file log durability', () => {
     const [end] = await log.endOffsets(topic);
     expect(start.offset).toBeGreaterThan(0);
     expect(end.offset).toBe(40);
-    const records = await readAll(log, topic);
+    const records = await readTopic(log, topic);
     expect(records[0].offset).toBe(start.offset);
     expect(records.at(-1)!.offset).toBe(39);
     await log.close();

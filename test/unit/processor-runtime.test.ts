@@ -8,7 +8,8 @@ import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention } from '../../schemas/records.ts';
 import { orderSensitiveProcessor } from '../fixtures/order-sensitive-processor.ts';
-import { openEmbedded, readTopic, silentLogger, writeRuntimeInput } from '../helpers/runtime-fixture.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { openEmbedded, silentLogger, writeRuntimeInput } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const POSTS = 3000;

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import avro from 'avsc';
-import type { MarketTick, Mention, Post, TokenMeta } from '../../../schemas/records.ts';
+import { currentSchema } from '../../../schemas/avro-schemas.ts';
+import type { MarketTick, Mention, Post, RecordTypeName, TokenMeta } from '../../../schemas/records.ts';
 import type { OutputRecord } from '../../runtime/processor.ts';
 import { deterministicId } from '../../runtime/runtime.ts';
 import type { Emitter } from '../contracts.ts';
@@ -17,6 +16,7 @@ export interface RecordingEmitter extends Emitter {
   outputs: OutputRecord[];
   /** Values emitted to `topic`, in order. */
   values<T>(topic: string): T[];
+  clear(): void;
 }
 
 export function recordingEmitter(): RecordingEmitter {
@@ -26,6 +26,7 @@ export function recordingEmitter(): RecordingEmitter {
     emit: (o) => outputs.push(o),
     id: deterministicId,
     values: <T>(topic: string) => outputs.filter((o) => o.topic === topic).map((o) => o.value as T),
+    clear: () => outputs.splice(0),
   };
 }
 
@@ -103,7 +104,6 @@ export function seededRandom(seed: number): () => number {
 
 /** Encodes and decodes a value with schemas/avro/<folder>/v1.avsc, as the codec would (plain objects). */
 export function avroRoundTrip(folder: string, value: unknown): unknown {
-  const schema = readFileSync(join(import.meta.dirname, `../../../schemas/avro/${folder}/v1.avsc`), 'utf8');
-  const type = avro.Type.forSchema(JSON.parse(schema), { omitRecordMethods: true });
+  const type = avro.Type.forSchema(JSON.parse(currentSchema(folder as RecordTypeName)), { omitRecordMethods: true });
   return type.fromBuffer(type.toBuffer(value));
 }
