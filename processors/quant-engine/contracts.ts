@@ -97,3 +97,88 @@ export interface NarrativeShareLookup {
 }
 
 export type { Mention };
+
+// ---- Scores, signals and analogs ----------------------------------------------------
+
+export const SCORE_NAMES = [
+  'momentum',
+  'conviction',
+  'crowding',
+  'early_quality',
+  'narrative_velocity',
+  'divergence',
+  'smart_cohort',
+] as const;
+export type ScoreName = (typeof SCORE_NAMES)[number];
+/** 0–100, or null when the data is insufficient (the detail says why). */
+export type ScoreValues = Record<ScoreName, number | null>;
+
+export const CONFIDENCE_LEVELS = ['HIGH', 'MEDIUM', 'LOW'] as const;
+export type Confidence = (typeof CONFIDENCE_LEVELS)[number];
+
+export interface ScoreDriver {
+  /** A named input, e.g. `unique_authors_1h`. */
+  name: string;
+  /** Points this driver adds to the score; the contributions of a score sum exactly to it. */
+  contribution: number;
+}
+
+export interface ScoreDetail {
+  score: ScoreName;
+  value: number | null;
+  drivers: ScoreDriver[];
+  confidence: Confidence;
+  /** Why confidence is not HIGH, or why the value is null; null otherwise. */
+  reason: string | null;
+  modelVersion: string;
+}
+
+export const DIVERGENCE_STATES = ['social_leading', 'price_leading', 'aligned', 'none'] as const;
+export type DivergenceState = (typeof DIVERGENCE_STATES)[number];
+
+/** A feature snapshot with its scores: what signals and analogs work from. */
+export interface ScoredSnapshot {
+  snapshotId: string;
+  tokenId: string;
+  ts: number;
+  /** Feature values by rule-field name (features/definitions.ts). */
+  features: Record<string, number | null>;
+  scores: ScoreValues;
+  details: ScoreDetail[];
+  divergenceState: DivergenceState;
+}
+
+/** Spec 2.5. Fractions, not percentages. */
+export interface AnalogSummary {
+  n: number;
+  median24h: number | null;
+  worstDrawdown24h: number | null;
+  positiveShare: number | null;
+  confidence: Confidence;
+}
+
+export interface AnalogNeighbour {
+  snapshotId: string;
+  tokenId: string;
+  ts: number;
+  distance: number;
+  return24h: number | null;
+  maxDrawdown24h: number | null;
+}
+
+/** Analogs of a snapshot among candidates whose 24h outcome resolved before it (model analog-v1.0). */
+export interface AnalogLookup {
+  analogs(query: ScoredSnapshot, k: number): { neighbours: AnalogNeighbour[]; summary: AnalogSummary };
+}
+
+/** The signals active on a token as of now, for the snapshot and token.score.updated. */
+export interface ActiveSignal {
+  signalId: string;
+  type: string;
+  ruleVersion: string;
+  firedAt: number;
+  strength: number;
+}
+export interface ActiveSignalsLookup {
+  active(tokenId: string): ActiveSignal[];
+}
