@@ -5,6 +5,7 @@ import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
 import type { AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
 import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
+import { createDedupeState, firstDelivery, type DedupeState } from './dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
 import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
@@ -19,6 +20,8 @@ export interface EngineState {
   authors: ReturnType<typeof authors.createAuthorsState>;
   cohorts: ReturnType<typeof cohorts.createCohortsState>;
   narratives: ReturnType<typeof narratives.createNarrativesState>;
+  repeatedPosts: DedupeState;
+  repeatedTicks: DedupeState;
 }
 
 export function createEngineState(): EngineState {
@@ -30,6 +33,8 @@ export function createEngineState(): EngineState {
     authors: authors.createAuthorsState(),
     cohorts: cohorts.createCohortsState(),
     narratives: narratives.createNarrativesState(),
+    repeatedPosts: createDedupeState(48 * 3_600_000),
+    repeatedTicks: createDedupeState(3_600_000),
   };
 }
 
@@ -89,11 +94,13 @@ export function applyTokenMetaEvent(state: EngineState, meta: TokenMeta): void {
 }
 
 export function applyTick(state: EngineState, tick: MarketTick): void {
+  if (!firstDelivery(state.repeatedTicks, `${tick.tokenId}@${tick.ts}`, tick.ts)) return;
   featuresOnTick(state.features, tick);
   outcomesOnTick(state.outcomes, tick);
 }
 
 export function applyPost(state: EngineState, post: Post, emitter: Emitter): void {
+  if (!firstDelivery(state.repeatedPosts, post.postId, post.ts)) return;
   const v = views(state);
   for (const mention of mentionsFromPost(state.mentions, state.tokens, post, emitter)) {
     featuresOnMention(state.features, mention);
@@ -118,7 +125,7 @@ export function applyCohortCommand(state: EngineState, command: CohortCommand, e
  */
 export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
-  stateVersion: 1,
+  stateVersion: 2,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [

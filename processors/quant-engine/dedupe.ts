@@ -1,0 +1,29 @@
+/**
+ * Feeds deliver at least once (a collector retries, a simulator resumes after a crash), so
+ * the engine drops a record it has already seen: a post by its id, a market tick by token
+ * and time. Keys are remembered for a window of event time; the Map keeps insertion order,
+ * which follows event time closely enough to prune from the front.
+ */
+export interface DedupeState {
+  windowMs: number;
+  seen: Map<string, number>;
+  repeats: number;
+}
+
+export function createDedupeState(windowMs: number): DedupeState {
+  return { windowMs, seen: new Map(), repeats: 0 };
+}
+
+/** True the first time `key` is seen within the window; counts the repeats. */
+export function firstDelivery(state: DedupeState, key: string, ts: number): boolean {
+  for (const [oldest, at] of state.seen) {
+    if (at >= ts - state.windowMs) break;
+    state.seen.delete(oldest);
+  }
+  if (state.seen.has(key)) {
+    state.repeats++;
+    return false;
+  }
+  state.seen.set(key, ts);
+  return true;
+}
