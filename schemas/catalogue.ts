@@ -144,6 +144,16 @@ export const TOPICS = {
     key: 'narrative slug',
     description: 'Hourly narrative buckets: theses, authors, attention share, top tokens and contributors.',
   },
+  signals: {
+    name: 'quant.signals',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'signal',
+    key: 'token id',
+    description: 'Signals: version 1 when a rule fires, version 2 when it ends; same signal id.',
+  },
   deadLetters: {
     name: 'ops.dead-letters',
     partitions: 1,

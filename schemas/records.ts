@@ -8,6 +8,7 @@ import {
   ConvergenceEventSchema,
   NarrativeBucketSchema,
 } from './records/quant-social.ts';
+import { SignalSchema } from './records/quant-signals.ts';
 import type { z } from 'zod';
 
 /** Every record type of the log; the definitions live in schemas/records/. */
@@ -15,6 +16,7 @@ export * from './records/primitives.ts';
 export * from './records/ingest.ts';
 export * from './records/quant-market.ts';
 export * from './records/quant-social.ts';
+export * from './records/quant-signals.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
 export const RECORD_TYPES = {
@@ -31,6 +33,7 @@ export const RECORD_TYPES = {
   'cohort-version': CohortVersionSchema,
   'convergence-event': ConvergenceEventSchema,
   'narrative-bucket': NarrativeBucketSchema,
+  signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
 } as const;
 

@@ -1,0 +1,250 @@
+import { TOPICS } from '../../../schemas/catalogue.ts';
+import type { Signal, SignalAnalogs, SignalCondition, SignalEndReason } from '../../../schemas/records/quant-signals.ts';
+import type { ActiveSignal, ActiveSignalsLookup, AnalogLookup, Emitter, ScoredSnapshot } from '../contracts.ts';
+import { compare, describeCondition, fieldValue, margin, type LoadedRule, type RuleCondition, type RuleSet } from './rule-language.ts';
+import { DEFAULT_RULE_SET } from './rules.ts';
+
+/**
+ * Fires and ends signals from scored snapshots (pure; event time only). For each snapshot,
+ * in event-time order: signals of any token whose end time passed strictly before the
+ * snapshot end first (so the result never depends on the order of tokens within one grid
+ * time); then each rule is checked on the snapshot's token. A rule fires when all its
+ * conditions hold, the token has no active signal of it and its cooldown has passed.
+ */
+
+export const SIGNALS_TOPIC = TOPICS.signals.name;
+/** Neighbours asked of the analog model for a signal's summary. */
+export const SIGNAL_ANALOGS_K = 40;
+/** Earlier firings of a rule on a token whose ids a record carries. */
+const PRIOR_IDS_KEPT = 5;
+
+interface ActiveEntry {
+  ruleName: string;
+  signal: Signal;
+  /** Event time of the last snapshot of the token on which every condition held. */
+  lastHeldAt: number;
+  lapseMs: number;
+  expiresAt: number;
+  cooldownMs: number;
+}
+
+interface FiringHistory {
+  count: number;
+  /** Newest first. */
+  lastIds: string[];
+  cooldownUntil: number;
+}
+
+/** Plain data (Maps of records): checkpointed with v8.serialize like the other modules. */
+export interface SignalsState {
+  /** tokenId → rule name → its active signal. */
+  active: Map<string, Map<string, ActiveEntry>>;
+  /** `<rule name>\u001f<tokenId>` → earlier firings. */
+  history: Map<string, FiringHistory>;
+  /** tokenId → values of the fields some rule reads as a change, at the token's last snapshot. */
+  previous: Map<string, Record<string, number | null>>;
+  /** Event time up to which ends have been swept. */
+  sweptTo: number;
+}
+
+export function createSignalsState(): SignalsState {
+  return { active: new Map(), history: new Map(), previous: new Map(), sweptTo: -Infinity };
+}
+
+export interface SignalsResult {
+  fired: Signal[];
+  ended: Signal[];
+}
+
+export function evaluateSignals(
+  state: SignalsState,
+  scored: ScoredSnapshot,
+  emitter: Emitter,
+  analogs: AnalogLookup,
+  ruleSet: RuleSet = DEFAULT_RULE_SET,
+): SignalsResult {
+  const result: SignalsResult = { fired: [], ended: [] };
+  const ts = scored.ts;
+  if (ts > state.sweptTo) {
+    sweepEnds(state, ts, emitter, result);
+    state.sweptTo = ts;
+  }
+
+  const previous = state.previous.get(scored.tokenId);
+  let tokenActive = state.active.get(scored.tokenId);
+  for (const rule of ruleSet.rules) {
+    const met = metConditions(rule, scored, previous);
+    const entry = tokenActive?.get(rule.name);
+    if (entry) {
+      if (met) entry.lastHeldAt = ts;
+      const end = endOf(entry);
+      if (end.at > ts) continue;
+      endSignal(state, entry, end.at, end.reason, emitter, result);
+    }
+    if (!met) continue;
+    const history = state.history.get(historyKey(rule.name, scored.tokenId));
+    if (history && ts < history.cooldownUntil) continue;
+    const signal = fire(state, rule, scored, met, history, emitter, analogs);
+    if (!tokenActive) state.active.set(scored.tokenId, (tokenActive = new Map()));
+    tokenActive.set(rule.name, {
+      ruleName: rule.name,
+      signal,
+      lastHeldAt: ts,
+      lapseMs: rule.lapseMs,
+      expiresAt: ts + rule.maxAgeMs,
+      cooldownMs: rule.cooldownMs,
+    });
+    result.fired.push(signal);
+  }
+
+  if (ruleSet.changeFields.length > 0) {
+    const values: Record<string, number | null> = {};
+    for (const field of ruleSet.changeFields) values[field] = fieldValue(scored, field);
+    state.previous.set(scored.tokenId, values);
+  }
+  return result;
+}
+
+/** The signals active on each token, for the token snapshot and token.score.updated. */
+export function activeSignalsLookup(state: SignalsState): ActiveSignalsLookup {
+  return {
+    active(tokenId: string): ActiveSignal[] {
+      const entries = state.active.get(tokenId);
+      if (!entries) return [];
+      return [...entries.values()].map(({ signal }) => ({
+        signalId: signal.signalId,
+        type: signal.type,
+        ruleVersion: signal.ruleVersion,
+        firedAt: signal.firedAt,
+        strength: signal.strength,
+      }));
+    },
+  };
+}
+
+interface MetCondition {
+  condition: RuleCondition;
+  actual: number;
+}
+
+/** The conditions with their actual values when every one holds; null otherwise. */
+function metConditions(
+  rule: LoadedRule,
+  scored: ScoredSnapshot,
+  previous: Record<string, number | null> | undefined,
+): MetCondition[] | null {
+  const met: MetCondition[] = [];
+  for (const condition of rule.conditions) {
+    const actual = measure(condition, scored, previous);
+    if (actual === null || !compare(actual, condition.op, condition.value)) return null;
+    met.push({ condition, actual });
+  }
+  return met;
+}
+
+function measure(c: RuleCondition, scored: ScoredSnapshot, previous: Record<string, number | null> | undefined): number | null {
+  const now = fieldValue(scored, c.field);
+  if (c.measure !== 'change') return now;
+  const before = previous?.[c.field] ?? null;
+  return now === null || before === null ? null : now - before;
+}
+
+function fire(
+  state: SignalsState,
+  rule: LoadedRule,
+  scored: ScoredSnapshot,
+  met: MetCondition[],
+  history: FiringHistory | undefined,
+  emitter: Emitter,
+  analogs: AnalogLookup,
+): Signal {
+  const strength = (100 * met.reduce((sum, m) => sum + margin(m.actual, m.condition.op, m.condition.value), 0)) / met.length;
+  const conditions: SignalCondition[] = met.map(({ condition, actual }) => ({
+    field: condition.field,
+    op: condition.op,
+    measure: condition.measure ?? 'value',
+    threshold: condition.value,
+    actual,
+  }));
+  const features: Record<string, number | null> = {};
+  for (const [name, v] of Object.entries(scored.features)) features[name] = typeof v === 'number' && Number.isFinite(v) ? v : null;
+  const signal: Signal = {
+    signalId: emitter.id('sig', rule.ruleVersion, scored.tokenId, scored.ts),
+    type: rule.type,
+    label: rule.label,
+    ruleVersion: rule.ruleVersion,
+    status: 'active',
+    firedAt: scored.ts,
+    endedAt: null,
+    endReason: null,
+    strength: Math.round(strength * 10) / 10,
+    scores: { ...scored.scores },
+    why: met.map((m) => describeCondition(m.condition, m.actual)),
+    conditions,
+    features,
+    analogs: analogSummary(analogs, scored),
+    tokenId: scored.tokenId,
+    priorFirings: history?.count ?? 0,
+    priorSignalIds: history ? [...history.lastIds] : [],
+    version: 1,
+    ts: scored.ts,
+  };
+  state.history.set(historyKey(rule.name, scored.tokenId), {
+    count: (history?.count ?? 0) + 1,
+    lastIds: [signal.signalId, ...(history?.lastIds ?? [])].slice(0, PRIOR_IDS_KEPT),
+    cooldownUntil: history?.cooldownUntil ?? -Infinity,
+  });
+  emitter.emit({ topic: SIGNALS_TOPIC, key: signal.tokenId, value: signal, timestamp: signal.ts });
+  return signal;
+}
+
+function analogSummary(analogs: AnalogLookup, scored: ScoredSnapshot): SignalAnalogs | null {
+  const { summary } = analogs.analogs(scored, SIGNAL_ANALOGS_K);
+  if (summary.n === 0) return null;
+  return {
+    n: summary.n,
+    median24h: summary.median24h,
+    worstDrawdown24h: summary.worstDrawdown24h,
+    positiveShare: summary.positiveShare,
+    confidence: summary.confidence,
+  };
+}
+
+/** When the end rule is met if nothing holds again: the earlier of the lapse and the maximum age. */
+function endOf(entry: ActiveEntry): { at: number; reason: SignalEndReason } {
+  const lapse = entry.lastHeldAt + entry.lapseMs;
+  return lapse < entry.expiresAt ? { at: lapse, reason: 'conditions_lapsed' } : { at: entry.expiresAt, reason: 'max_age' };
+}
+
+/** Ends the signals of every token whose end time is strictly before `ts`: no snapshot at or after it can save them. */
+function sweepEnds(state: SignalsState, ts: number, emitter: Emitter, result: SignalsResult): void {
+  for (const entries of state.active.values()) {
+    for (const entry of entries.values()) {
+      const end = endOf(entry);
+      if (end.at < ts) endSignal(state, entry, end.at, end.reason, emitter, result);
+    }
+  }
+}
+
+function endSignal(
+  state: SignalsState,
+  entry: ActiveEntry,
+  at: number,
+  reason: SignalEndReason,
+  emitter: Emitter,
+  result: SignalsResult,
+): void {
+  const fired = entry.signal;
+  const ended: Signal = { ...fired, status: 'ended', endedAt: at, endReason: reason, version: 2, ts: at };
+  const tokenActive = state.active.get(fired.tokenId);
+  tokenActive?.delete(entry.ruleName);
+  if (tokenActive?.size === 0) state.active.delete(fired.tokenId);
+  const history = state.history.get(historyKey(entry.ruleName, fired.tokenId));
+  if (history) history.cooldownUntil = at + entry.cooldownMs;
+  emitter.emit({ topic: SIGNALS_TOPIC, key: ended.tokenId, value: ended, timestamp: ended.ts });
+  result.ended.push(ended);
+}
+
+function historyKey(ruleName: string, tokenId: string): string {
+  return `${ruleName}\u001f${tokenId}`;
+}
