@@ -1,11 +1,13 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
 // its figures next to a baseline measured in the same run, so the ratios carry across machines.
+import { benchAnalogs } from './analogs.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchStore } from './store.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   log: benchLog,
+  analogs: benchAnalogs,
   store: benchStore,
   pipeline: benchPipeline,
 };

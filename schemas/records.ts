@@ -8,6 +8,7 @@ import {
   ConvergenceEventSchema,
   NarrativeBucketSchema,
 } from './records/quant-social.ts';
+import { QuantSnapshotSchema } from './records/quant-scores.ts';
 import { SignalSchema } from './records/quant-signals.ts';
 import type { z } from 'zod';
 
@@ -16,6 +17,7 @@ export * from './records/primitives.ts';
 export * from './records/ingest.ts';
 export * from './records/quant-market.ts';
 export * from './records/quant-social.ts';
+export * from './records/quant-scores.ts';
 export * from './records/quant-signals.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
@@ -33,6 +35,7 @@ export const RECORD_TYPES = {
   'cohort-version': CohortVersionSchema,
   'convergence-event': ConvergenceEventSchema,
   'narrative-bucket': NarrativeBucketSchema,
+  'quant-snapshot': QuantSnapshotSchema,
   signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
 } as const;

@@ -1,4 +1,4 @@
-import type { Chain, Mention } from '../../schemas/records.ts';
+import type { Chain, Confidence, DivergenceState, Mention, ScoreName } from '../../schemas/records.ts';
 import type { OutputRecord } from '../runtime/processor.ts';
 
 /**
@@ -100,21 +100,10 @@ export type { Mention };
 
 // ---- Scores, signals and analogs ----------------------------------------------------
 
-export const SCORE_NAMES = [
-  'momentum',
-  'conviction',
-  'crowding',
-  'early_quality',
-  'narrative_velocity',
-  'divergence',
-  'smart_cohort',
-] as const;
-export type ScoreName = (typeof SCORE_NAMES)[number];
+export { CONFIDENCE_LEVELS, DIVERGENCE_STATES, SCORE_NAMES } from '../../schemas/records/primitives.ts';
+export type { Confidence, DivergenceState, ScoreName } from '../../schemas/records/primitives.ts';
 /** 0–100, or null when the data is insufficient (the detail says why). */
 export type ScoreValues = Record<ScoreName, number | null>;
-
-export const CONFIDENCE_LEVELS = ['HIGH', 'MEDIUM', 'LOW'] as const;
-export type Confidence = (typeof CONFIDENCE_LEVELS)[number];
 
 export interface ScoreDriver {
   /** A named input, e.g. `unique_authors_1h`. */
@@ -132,9 +121,6 @@ export interface ScoreDetail {
   reason: string | null;
   modelVersion: string;
 }
-
-export const DIVERGENCE_STATES = ['social_leading', 'price_leading', 'aligned', 'none'] as const;
-export type DivergenceState = (typeof DIVERGENCE_STATES)[number];
 
 /** A feature snapshot with its scores: what signals and analogs work from. */
 export interface ScoredSnapshot {

@@ -1,14 +1,19 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { CohortCommand, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
 import type { InputRecord, Processor } from '../runtime/processor.ts';
+import { analogLookup, createAnalogsState, onResolution as analogsOnResolution, onSnapshot as analogsOnSnapshot } from './analogs/analogs.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
-import type { AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
+import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
 import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from './dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
 import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
+import { scoreSnapshot, type NarrativeShareChangeLookup } from './scores/scores.ts';
+import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention, type SmartCohortLookup } from './scores/smart-cohort.ts';
+import { activeSignalsLookup, createSignalsState, evaluateSignals } from './signals/signals.ts';
+import { emitSnapshot } from './snapshots/snapshots.ts';
 import { applyTokenMeta, createTokensState, tokenLookup } from './tokens/registry.ts';
 
 /** The state of every module: plain data, checkpointed as one. */
@@ -20,6 +25,9 @@ export interface EngineState {
   authors: ReturnType<typeof authors.createAuthorsState>;
   cohorts: ReturnType<typeof cohorts.createCohortsState>;
   narratives: ReturnType<typeof narratives.createNarrativesState>;
+  smartCohort: ReturnType<typeof createSmartCohortState>;
+  analogs: ReturnType<typeof createAnalogsState>;
+  signals: ReturnType<typeof createSignalsState>;
   repeatedPosts: DedupeState;
   repeatedTicks: DedupeState;
 }
@@ -33,6 +41,9 @@ export function createEngineState(): EngineState {
     authors: authors.createAuthorsState(),
     cohorts: cohorts.createCohortsState(),
     narratives: narratives.createNarrativesState(),
+    smartCohort: createSmartCohortState(),
+    analogs: createAnalogsState(),
+    signals: createSignalsState(),
     repeatedPosts: createDedupeState(48 * 3_600_000),
     repeatedTicks: createDedupeState(3_600_000),
   };
@@ -46,6 +57,10 @@ interface Views {
   shares: NarrativeShareLookup;
   directory: authors.AuthorDirectory;
   crowd: authors.CrowdLookup;
+  shareChanges: NarrativeShareChangeLookup;
+  smartCohort: SmartCohortLookup;
+  analogs: AnalogLookup;
+  activeSignals: ActiveSignalsLookup;
 }
 const viewsByState = new WeakMap<EngineState, Views>();
 
@@ -59,6 +74,10 @@ function views(state: EngineState): Views {
       shares: narratives.narrativeShares(state.narratives),
       directory: authors.authorDirectory(state.authors),
       crowd: authors.crowdLookup(state.authors),
+      shareChanges: narratives.narrativeShareChanges(state.narratives),
+      smartCohort: smartCohortLookup(state.smartCohort, () => cohorts.cohortSize(state.cohorts, cohorts.TOP_RESEARCH_ID)),
+      analogs: analogLookup(state.analogs),
+      activeSignals: activeSignalsLookup(state.signals),
     };
     viewsByState.set(state, v);
   }
@@ -67,12 +86,18 @@ function views(state: EngineState): Views {
 
 /**
  * Does everything due strictly before event time `t`, before an event at `t` is applied:
- * snapshots of the grid times passed (built from events up to them only), outcomes whose
- * horizon passed, author metrics of the hour begun, cohort recomputes, narrative buckets.
+ * snapshots of the grid times passed (built from events up to them only) with their
+ * scores, the signals they fire or end, and the quant snapshot; outcomes whose horizon
+ * passed (feeding author metrics and the analog candidates), author metrics of the hour begun, cohort recomputes, narrative buckets.
  */
 export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);
   for (const snapshot of advanceFeatures(state.features, t, emitter, v.tokens, v.quality, v.shares)) {
+    const scored = scoreSnapshot(snapshot, { smartCohort: v.smartCohort, narratives: v.shareChanges });
+    analogsOnSnapshot(state.analogs, scored);
+    evaluateSignals(state.signals, scored, emitter, v.analogs);
+    // The stream carries no analog summary per snapshot; the API computes it on request.
+    emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
     if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
     trackSubject(state.outcomes, {
       kind: 'snapshot',
@@ -82,7 +107,10 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
       entryPrice: snapshot.priceUsd,
     });
   }
-  for (const resolution of advanceOutcomes(state.outcomes, t, emitter)) authors.onOutcome(state.authors, resolution);
+  for (const resolution of advanceOutcomes(state.outcomes, t, emitter)) {
+    authors.onOutcome(state.authors, resolution);
+    analogsOnResolution(state.analogs, resolution);
+  }
   authors.advanceTo(state.authors, t, emitter);
   cohorts.advanceTo(state.cohorts, t, emitter, v.directory);
   narratives.advanceTo(state.narratives, t, emitter, v.tokens);
@@ -104,6 +132,7 @@ export function applyPost(state: EngineState, post: Post, emitter: Emitter): voi
   const v = views(state);
   for (const mention of mentionsFromPost(state.mentions, state.tokens, post, emitter)) {
     featuresOnMention(state.features, mention);
+    smartMoneyOnMention(state.smartCohort, mention, cohorts.isMember(state.cohorts, cohorts.TOP_RESEARCH_ID, mention.authorId));
     const call = authors.onMention(state.authors, mention, emitter, v.tokens, v.prices);
     if (call) trackSubject(state.outcomes, call);
     // After the authors module, so the crowd count includes this mention.
@@ -125,13 +154,16 @@ export function applyCohortCommand(state: EngineState, command: CohortCommand, e
  */
 export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
-  stateVersion: 2,
+  stateVersion: 3,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [
     TOPICS.mentions.name,
     TOPICS.unresolvedRefs.name,
     TOPICS.features.name,
+    TOPICS.snapshots.name,
+    TOPICS.snapshotsLatest.name,
+    TOPICS.signals.name,
     TOPICS.outcomes.name,
     TOPICS.calls.name,
     TOPICS.authorMetrics.name,

@@ -14,3 +14,30 @@ export const usd = z.number().finite().min(0);
 export const fraction = z.number().min(0).max(1);
 export const slug = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a lower-case slug like ai-agents');
 export const tokenId = z.string().regex(/^tk_[A-Za-z0-9]+$/, 'must be tk_<id>');
+export const nullableNumber = z.number().finite().nullable();
+
+export const SCORE_NAMES = [
+  'momentum',
+  'conviction',
+  'crowding',
+  'early_quality',
+  'narrative_velocity',
+  'divergence',
+  'smart_cohort',
+] as const;
+export type ScoreName = (typeof SCORE_NAMES)[number];
+
+export const CONFIDENCE_LEVELS = ['HIGH', 'MEDIUM', 'LOW'] as const;
+export type Confidence = (typeof CONFIDENCE_LEVELS)[number];
+
+export const DIVERGENCE_STATES = ['social_leading', 'price_leading', 'aligned', 'none'] as const;
+export type DivergenceState = (typeof DIVERGENCE_STATES)[number];
+
+/** Spec 2.5: analogs' 24 h outcomes, as fractions. */
+export const AnalogSummarySchema = z.strictObject({
+  n: count,
+  median24h: nullableNumber,
+  worstDrawdown24h: z.number().finite().max(0).nullable(),
+  positiveShare: fraction.nullable(),
+  confidence: z.enum(CONFIDENCE_LEVELS),
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { count, eventTime, fraction, tokenId } from './primitives.ts';
+import { AnalogSummarySchema, count, eventTime, fraction, nullableNumber, tokenId } from './primitives.ts';
 
 /**
  * Signals of the quant engine (topic quant.signals, keyed by token id): one record when a
@@ -14,7 +14,6 @@ export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
 export const SIGNAL_END_REASONS = ['conditions_lapsed', 'max_age'] as const;
 export type SignalEndReason = (typeof SIGNAL_END_REASONS)[number];
 
-const nullableNumber = z.number().finite().nullable();
 
 export const SignalConditionSchema = z.strictObject({
   field: z.string().min(1),
@@ -25,13 +24,7 @@ export const SignalConditionSchema = z.strictObject({
 });
 export type SignalCondition = z.infer<typeof SignalConditionSchema>;
 
-export const SignalAnalogsSchema = z.strictObject({
-  n: count,
-  median24h: nullableNumber,
-  worstDrawdown24h: z.number().finite().max(0).nullable(),
-  positiveShare: fraction.nullable(),
-  confidence: z.enum(['HIGH', 'MEDIUM', 'LOW']),
-});
+export const SignalAnalogsSchema = AnalogSummarySchema;
 export type SignalAnalogs = z.infer<typeof SignalAnalogsSchema>;
 
 export const SignalSchema = z

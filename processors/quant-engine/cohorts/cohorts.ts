@@ -376,3 +376,14 @@ function mapIn<V>(outer: Map<string, Map<string, V>>, key: string): Map<string, 
   }
   return inner;
 }
+
+/** Whether the author (by id) is a member of the live cohort now; read-only, for per-mention joins. */
+export function isMember(state: CohortsState, cohortId: string, authorId: string): boolean {
+  return state.byAuthor.get(authorId)?.includes(cohortId) ?? false;
+}
+
+/** Members of the live cohort now; 0 when it does not exist or was deleted. */
+export function cohortSize(state: CohortsState, cohortId: string): number {
+  const cohort = state.cohorts.get(cohortId);
+  return cohort === undefined || cohort.deleted ? 0 : cohort.members.length;
+}

@@ -1,3 +1,4 @@
+import type { NarrativeShareChangeLookup } from '../scores/scores.ts';
 import type { NarrativeBucket } from '../../../schemas/records/quant-social.ts';
 import type { Emitter, Mention, NarrativeShareLookup, TokenLookup } from '../contracts.ts';
 
@@ -49,11 +50,21 @@ export interface NarrativesState {
   lastMentions: Map<string, number>;
   /** Mentions of the last closed bucket; null before one closed. */
   lastTotal: number | null;
+  /** attentionShareChange24h per narrative as of the last closed bucket, for the scores. */
+  lastShareChange: Map<string, number | null>;
   lateMentions: number;
 }
 
 export function createNarrativesState(): NarrativesState {
-  return { bucketStart: null, narratives: new Map(), totalHistory: [], lastMentions: new Map(), lastTotal: null, lateMentions: 0 };
+  return {
+    bucketStart: null,
+    narratives: new Map(),
+    totalHistory: [],
+    lastMentions: new Map(),
+    lastTotal: null,
+    lastShareChange: new Map(),
+    lateMentions: 0,
+  };
 }
 
 const hourStart = (t: number) => t - (((t % HOUR_MS) + HOUR_MS) % HOUR_MS);
@@ -117,6 +128,11 @@ export function narrativeShares(state: NarrativesState): NarrativeShareLookup {
   };
 }
 
+/** Change of the 24 h attention share as of the last closed hour (narrative_velocity's input). */
+export function narrativeShareChanges(state: NarrativesState): NarrativeShareChangeLookup {
+  return { attentionShareChange24h: (narrative) => state.lastShareChange.get(narrative) ?? null };
+}
+
 function closeBucket(state: NarrativesState, start: number, emitter: Emitter, tokens: TokenLookup): void {
   const end = start + HOUR_MS;
   let total = 0;
@@ -159,6 +175,7 @@ function closeBucket(state: NarrativesState, start: number, emitter: Emitter, to
     emitter.emit({ topic: NARRATIVES_TOPIC, key: narrative, value, timestamp: end });
 
     state.lastMentions.set(narrative, acc.mentions);
+    state.lastShareChange.set(narrative, value.attentionShareChange24h);
     track.mentionHistory = mentions;
     track.uniqueHistory = [...baseline, unique].slice(-GROWTH_BASELINE_HOURS);
     track.acc = emptyAccumulator();
