@@ -7,6 +7,7 @@ import {
 } from '../processors/quant-engine/analogs/analogs.ts';
 import { ANALOG_DIMS as D, standardiseInto, writeRawVector, type AnalogInputs } from '../processors/quant-engine/analogs/vector.ts';
 import { AnalogWorker } from '../processors/quant-engine/analogs/worker.ts';
+import { seededRandom } from '../infra/feeds/sim/prng.ts';
 
 /**
  * kNN analogs over 10^5 and 10^6 candidates: the index in-process, the same index through
@@ -23,18 +24,6 @@ const DAY = 86_400_000;
 const T0 = Date.UTC(2024, 0, 1);
 const SPAN_MS = 365 * DAY;
 const MISSING_RATE = 0.03;
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    // mulberry32
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
@@ -160,7 +149,7 @@ function standardisedQuery(state: AnalogsState, query: AnalogQuery): Float64Arra
 const fmt = (ms: number): string => ms.toFixed(3).padStart(9);
 
 export async function benchAnalogs(): Promise<void> {
-  const random = prng(20_240_101);
+  const random = seededRandom(20_240_101);
   const clusters = makeClusters(random);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   out(`k = ${K}, ${CLUSTERS} clusters, ${TOKENS} tokens; times in ms`);

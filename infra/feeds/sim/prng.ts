@@ -117,3 +117,9 @@ function hashString(s: string): number {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h | 0;
 }
+
+/** A seeded source of floats in [0, 1), for tests and benchmarks that need reproducible data. */
+export function seededRandom(seed: number): () => number {
+  const rng = Rng.seeded(seed, 'seeded-random');
+  return () => rng.float();
+}

@@ -18,21 +18,11 @@ import {
   type AnalogsState,
 } from './analogs.ts';
 import { ANALOG_DIMS as D, fitStandardisation, writeRawVector, type AnalogInputs } from './vector.ts';
+import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const T0 = Date.UTC(2024, 0, 1);
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const BASE_INPUTS: AnalogInputs = {
   momentum: 50,
@@ -165,7 +155,7 @@ describe('analog vector', () => {
 
 describe('analogs', () => {
   it('equals a brute-force reference on random histories, through rebuilds and tails', () => {
-    const random = prng(42);
+    const random = seededRandom(42);
     const state = createAnalogsState();
     const made = history(state, random, 600, 12);
     const end = T0 + 600 * 5 * 60_000;
@@ -185,7 +175,7 @@ describe('analogs', () => {
   });
 
   it('breaks ties by snapshotId however the equal candidates spread over the tree', () => {
-    const random = prng(5);
+    const random = seededRandom(5);
     const n = 3_000;
     const twin: AnalogInputs = { ...BASE_INPUTS, momentum: 100, crowding: 0 };
     const raw = new Float64Array(n * D);
@@ -215,7 +205,7 @@ describe('analogs', () => {
   });
 
   it('answers the same from a one-build state over the same candidates', () => {
-    const random = prng(7);
+    const random = seededRandom(7);
     const live = createAnalogsState();
     history(live, random, 400, 8);
     const rebuilt = analogsStateFromColumns(candidateColumns(live));
@@ -276,7 +266,7 @@ describe('analogs', () => {
 
   it('takes k from 1 to 100, nearest first, and refuses anything else', () => {
     const state = createAnalogsState();
-    history(state, prng(3), 350, 6);
+    history(state, seededRandom(3), 350, 6);
     const query: AnalogQuery = { tokenId: 'tk_x', ts: T0 + 10 * DAY, inputs: BASE_INPUTS };
     expect(ANALOG_K_DEFAULT).toBe(40);
     expect(queryAnalogs(state, query, 1).neighbours).toHaveLength(1);
@@ -339,7 +329,7 @@ describe('analogs', () => {
   });
 
   it('answers identically after a checkpoint round trip, and goes on identically', () => {
-    const random = prng(11);
+    const random = seededRandom(11);
     const state = createAnalogsState();
     history(state, random, 350, 6);
     const restored = deserialize(serialize(state)) as AnalogsState;
@@ -347,8 +337,8 @@ describe('analogs', () => {
     for (const q of queries) expect(queryAnalogs(restored, q, 40)).toEqual(queryAnalogs(state, q, 40));
 
     // The pending snapshots survive too: the same further history gives the same answers.
-    history(state, prng(12), 350, 6);
-    history(restored, prng(12), 350, 6);
+    history(state, seededRandom(12), 350, 6);
+    history(restored, seededRandom(12), 350, 6);
     for (const q of queries) expect(analogLookup(restored).analogs(scoredOf(q), 40)).toEqual(analogLookup(state).analogs(scoredOf(q), 40));
   });
 });

@@ -7,6 +7,7 @@ import { MODEL_VERSIONS, SCORE_MODELS, SCORE_STEP } from './models.ts';
 import { scoreSnapshot, type ScoreContext } from './scores.ts';
 import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention } from './smart-cohort.ts';
 import { scoredHistory, type ScoredHistory } from './test-support.ts';
+import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
 
 const T0 = Date.UTC(2026, 2, 5, 12);
 const HOUR = 3_600_000;
@@ -98,17 +99,6 @@ function problems(s: ScoredSnapshot): string[] {
   return out;
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('scores over a simulated history', () => {
   let history: ScoredHistory;
   beforeAll(() => {
@@ -138,7 +128,7 @@ describe('scores over a simulated history', () => {
 
 describe('scores over random feature vectors', () => {
   it('keeps every invariant, with random nulls and side inputs', () => {
-    const r = rng(42);
+    const r = seededRandom(42);
     const found: string[] = [];
     for (let i = 0; i < 3000; i++) {
       const f = features();

@@ -1,5 +1,6 @@
 import avro from 'avsc';
 import { currentSchema } from '../../../schemas/avro-schemas.ts';
+export { seededRandom } from '../../../infra/feeds/sim/prng.ts';
 import type { MarketTick, Mention, Post, RecordTypeName, TokenMeta } from '../../../schemas/records.ts';
 import type { OutputRecord } from '../../runtime/processor.ts';
 import { deterministicId } from '../../runtime/runtime.ts';
@@ -87,18 +88,6 @@ export function mention(tokenId: string, authorId: string, ts: number, engagemen
     postKind: 'post',
     engagement,
     ts,
-  };
-}
-
-/** Seeded PRNG (mulberry32): the same seed gives the same sequence in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
