@@ -18,6 +18,7 @@ export class DecodeError extends Error {}
 export class Codec {
   private readonly writers = new Map<string, { id: number; type: avro.Type }>();
   private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
+  private readonly encoded = new WeakMap<object, { id: number; bytes: Buffer }>();
   private readonly resolvers = new Map<string, Promise<{ reader: avro.Type; resolve: unknown }>>();
 
   constructor(private readonly registry: SchemaRegistryClient) {}
@@ -30,13 +31,21 @@ export class Codec {
     for (const topic of topics) if (!this.writers.has(topic)) await this.registerTopic(topic);
   }
 
+  /**
+   * Encodes a value for `topic`. Values are taken as immutable: the bytes of an object are
+   * remembered, so one record sent to two topics of the same schema (a snapshot's history
+   * and latest topics) is encoded once.
+   */
   async encode(topic: string, value: unknown): Promise<Buffer> {
     const writer = this.writers.get(topic) ?? (await this.registerTopic(topic));
+    const remembered = typeof value === 'object' && value !== null ? this.encoded.get(value) : undefined;
+    if (remembered?.id === writer.id) return remembered.bytes;
     const body = writer.type.toBuffer(value);
     const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
     out.writeUInt8(MAGIC_BYTE, 0);
     out.writeUInt32BE(writer.id, 1);
     body.copy(out, HEADER_BYTES);
+    if (typeof value === 'object' && value !== null) this.encoded.set(value, { id: writer.id, bytes: out });
     return out;
   }
 

@@ -16,9 +16,12 @@ export function createDedupeState(windowMs: number): DedupeState {
 
 /** True the first time `key` is seen within the window; counts the repeats. */
 export function firstDelivery(state: DedupeState, key: string, ts: number): boolean {
-  for (const [oldest, at] of state.seen) {
-    if (at >= ts - state.windowMs) break;
-    state.seen.delete(oldest);
+  // Pruning walks from the oldest key; once per 256 calls keeps it off the per-record cost.
+  if (state.seen.size % 256 === 0) {
+    for (const [oldest, at] of state.seen) {
+      if (at >= ts - state.windowMs) break;
+      state.seen.delete(oldest);
+    }
   }
   if (state.seen.has(key)) {
     state.repeats++;
