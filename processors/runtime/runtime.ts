@@ -113,20 +113,30 @@ export class ProcessorRuntime<State> {
       maxBatchRecords: this.options.maxBatchRecords,
     });
     this.idleTimer = setInterval(() => {
-      for (const task of this.tasks.values()) void this.serial(() => this.advance(task)).catch(() => undefined);
+      for (const task of this.tasks.values()) {
+        void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
+      }
     }, this.options.idleCheckMs ?? 100);
     this.running = this.consumer.run((batch) =>
       this.serial(async () => {
         try {
           await this.accept(batch.topic, batch.partition, batch.records);
         } catch (err) {
-          // State may hold half of this batch: forget the task; it reloads from its checkpoint.
-          this.tasks.delete(this.taskId(batch.partition));
+          this.forget(this.taskId(batch.partition), err);
           throw err;
         }
       }),
     );
     return this.running;
+  }
+
+  /**
+   * After a failure the task's state may cover records whose outputs were not produced:
+   * drop it, so it reloads from its checkpoint and those records are processed again.
+   */
+  private forget(taskId: number, err: unknown): void {
+    this.logger.error({ err, task: taskId }, 'task failed; resuming from its checkpoint');
+    this.tasks.delete(taskId);
   }
 
   /** Finishes the batch in hand, produces its outputs and checkpoints every task. */
