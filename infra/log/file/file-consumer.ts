@@ -6,6 +6,7 @@ import type { Logger } from '../../logging.ts';
 import type { Batch, BatchContext, ConsumerOptions, LogConsumer } from '../port.ts';
 import { readGroupOffsets, writeGroupOffsets, type FileEventLog, type GroupOffsets } from './file-log.ts';
 import { PartitionReader } from './segments.ts';
+import { toLogRecord } from './record-format.ts';
 
 const DEFAULT_MAX_BATCH = 2000;
 const MAX_RETRY_DELAY_MS = 5000;
@@ -81,7 +82,7 @@ export class FileLogConsumer implements LogConsumer {
           const batch: Batch = {
             topic: entry.topic,
             partition: entry.partition,
-            records: records.map((r) => ({ ...r, topic: entry.topic, partition: entry.partition })),
+            records: records.map((r) => toLogRecord(r, entry.topic, entry.partition)),
           };
           try {
             await handler(batch, ctx);

@@ -17,7 +17,7 @@ import type {
 } from '../port.ts';
 import { cleanPartition } from './cleaner.ts';
 import { FileLogConsumer } from './file-consumer.ts';
-import type { EncodableRecord } from './record-format.ts';
+import { toLogRecord, type EncodableRecord } from './record-format.ts';
 import { listSegments, PartitionReader, PartitionWriter } from './segments.ts';
 
 export interface FileLogOptions {
@@ -115,7 +115,7 @@ export class FileEventLog implements EventLog {
   async read(topic: string, partition: number, offset: number, max: number): Promise<LogRecord[]> {
     const reader = new PartitionReader(this.partitionDir(topic, partition), offset);
     try {
-      return (await reader.read(max)).map((r) => ({ ...r, topic, partition }));
+      return (await reader.read(max)).map((r) => toLogRecord(r, topic, partition));
     } finally {
       await reader.close();
     }
