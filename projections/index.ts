@@ -1,7 +1,25 @@
+import { authorMetricsProjection } from './author-metrics.ts';
+import { cohortEventsProjection } from './cohort-events.ts';
+import { cohortsProjection } from './cohorts.ts';
 import { deadLettersProjection } from './dead-letters.ts';
+import { latestSnapshotsProjection } from './latest-snapshots.ts';
 import { mentionsProjection } from './mentions.ts';
+import { narrativesProjection } from './narratives.ts';
+import { outcomesProjection } from './outcomes.ts';
 import type { AnyProjection } from './runtime/projection.ts';
+import { signalsProjection } from './signals.ts';
 import { tokensProjection } from './tokens.ts';
 
 /** Every projection the service runs; each gets its own runner and consumer group. */
-export const PROJECTIONS: readonly AnyProjection[] = [tokensProjection, mentionsProjection, deadLettersProjection];
+export const PROJECTIONS: readonly AnyProjection[] = [
+  tokensProjection,
+  mentionsProjection,
+  deadLettersProjection,
+  latestSnapshotsProjection,
+  signalsProjection,
+  authorMetricsProjection,
+  cohortsProjection,
+  cohortEventsProjection,
+  narrativesProjection,
+  outcomesProjection,
+];

@@ -1,4 +1,6 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
+import { latestSnapshots, signals } from './tables/quant.ts';
+import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
 /**
  * Every projection table, declared once. Both stores' migrations create these tables and
@@ -90,5 +92,17 @@ export const deadLetters = defineTable({
 });
 export type DeadLetterRow = RowOf<typeof deadLetters>;
 
-export const PROJECTION_TABLES = defineTables(tokens, snapshots, mentions, deadLetters);
+export const PROJECTION_TABLES = defineTables(
+  tokens,
+  snapshots,
+  mentions,
+  deadLetters,
+  latestSnapshots,
+  signals,
+  authorMetrics,
+  cohorts,
+  cohortEvents,
+  narrativeBuckets,
+  outcomes,
+);
 export type ProjectionTables = typeof PROJECTION_TABLES;

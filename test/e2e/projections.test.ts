@@ -9,8 +9,7 @@ import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { StoreError } from '../../infra/store/errors.ts';
 import { openStore } from '../../infra/store/open-store.ts';
 import type { AnalyticalStore, Row } from '../../infra/store/port.ts';
-import { column, columns, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
-import type { TableDef } from '../../infra/store/table.ts';
+import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { mentionsProjection } from '../../projections/mentions.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
@@ -23,6 +22,7 @@ import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { sink } from '../helpers/sink.ts';
+import { dumpStore as dump, everyRow } from '../helpers/store-dump.ts';
 
 const T0 = 1_750_000_000_000;
 
@@ -68,18 +68,6 @@ const produceTokens = (log: FileEventLog, codec: Codec, values: TokenMeta[]) =>
   produce(log, codec, TOPICS.tokens.name, values.map((t) => ({ key: t.tokenId, value: t, ts: t.ts })));
 const produceMentions = (log: FileEventLog, codec: Codec, values: Mention[]) =>
   produce(log, codec, TOPICS.mentions.name, values.map((m) => ({ key: m.tokenId, value: m, ts: m.ts })));
-
-/** Every row of a table, ordered by its natural key. */
-function everyRow(def: TableDef): Sql {
-  const order = def.key.map((k) => column(def, k)).reduce((a, b) => sql`${a}, ${b}`);
-  return sql`SELECT ${columns(def)} FROM ${table(def)} ORDER BY ${order}`;
-}
-
-async function dump(store: AnalyticalStore<ProjectionTables>): Promise<Record<string, Row[]>> {
-  const out: Record<string, Row[]> = {};
-  for (const def of Object.values(PROJECTION_TABLES)) out[def.name] = await store.query(everyRow(def));
-  return out;
-}
 
 /** The store, but its first `failures` upserts fail for good; `onStored` sees the rest. */
 function failingStore(

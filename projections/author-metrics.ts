@@ -1,0 +1,12 @@
+import { TOPICS } from '../schemas/catalogue.ts';
+import { defineProjection, snakeKeys } from './runtime/projection.ts';
+
+/** Every version of every author's metrics, so reads can answer "as of t". */
+export const authorMetricsProjection = defineProjection({
+  name: 'author-metrics',
+  topics: [TOPICS.authorMetrics.name],
+  tables: ['author_metrics'],
+  toRows: (metrics) => [
+    { table: 'author_metrics', row: { ...snakeKeys(metrics), sector_strength: JSON.stringify(metrics.sectorStrength) } },
+  ],
+});

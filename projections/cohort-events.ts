@@ -1,0 +1,10 @@
+import { TOPICS } from '../schemas/catalogue.ts';
+import { defineProjection, snakeKeys } from './runtime/projection.ts';
+
+/** Convergence events of cohorts, one row per event id. */
+export const cohortEventsProjection = defineProjection({
+  name: 'cohort-events',
+  topics: [TOPICS.cohortEvents.name],
+  tables: ['cohort_events'],
+  toRows: (event) => [{ table: 'cohort_events', row: { ...snakeKeys(event), members: JSON.stringify(event.members) } }],
+});

@@ -1,0 +1,20 @@
+import { TOPICS } from '../schemas/catalogue.ts';
+import { defineProjection, snakeKeys } from './runtime/projection.ts';
+
+/** Hourly narrative buckets, one row per narrative and hour. */
+export const narrativesProjection = defineProjection({
+  name: 'narratives',
+  topics: [TOPICS.narratives.name],
+  tables: ['narrative_buckets'],
+  toRows: (bucket) => [
+    {
+      table: 'narrative_buckets',
+      row: {
+        ...snakeKeys(bucket),
+        author_ids: JSON.stringify(bucket.authorIds),
+        top_tokens: JSON.stringify(bucket.topTokens),
+        top_contributors: JSON.stringify(bucket.topContributors),
+      },
+    },
+  ],
+});

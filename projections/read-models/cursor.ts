@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { float64, sql, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+
+/**
+ * What the quant read models share: their typed errors, the opaque keyset cursor and the
+ * page shape of the list envelope (spec 2.1).
+ */
+
+/** Read models only read; any AnalyticalStore will do. */
+export type ReadStore = Pick<AnalyticalStore, 'query'>;
+
+export type ReadModelErrorCode = 'INVALID_CURSOR' | 'INVALID_FIELD' | 'INVALID_ARGUMENT';
+
+/** A request the read model refuses before any SQL is built; the API maps `code` to a 400. */
+export class ReadModelError extends Error {
+  constructor(
+    readonly code: ReadModelErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ReadModelError';
+  }
+}
+
+export type SortDir = 'asc' | 'desc';
+
+export interface Page<T> {
+  rows: T[];
+  hasMore: boolean;
+  /** Null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Where the previous page stopped: its last row's sort value and id. */
+export interface KeysetPosition {
+  value: number | null;
+  id: string;
+}
+
+interface CursorBody {
+  /** Which listing and ordering produced it, e.g. `tokens:momentum:desc`. */
+  o: string;
+  /** Hash of the filters, so a cursor cannot continue a differently filtered listing. */
+  f: string;
+  v: number | null;
+  id: string;
+}
+
+/** A short stable hash of the filters; keys are sorted and absent ones dropped so equal filters agree. */
+export function filtersHash(filters: Readonly<Record<string, unknown>>): string {
+  const entries = Object.entries(filters)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(entries)).digest('base64url').slice(0, 16);
+}
+
+export function encodeCursor(ordering: string, filters: string, position: KeysetPosition): string {
+  const body: CursorBody = { o: ordering, f: filters, v: position.value, id: position.id };
+  return Buffer.from(JSON.stringify(body)).toString('base64url');
+}
+
+/** The position a cursor holds; refused unless it came from the same ordering and filters. */
+export function decodeCursor(cursor: string, ordering: string, filters: string): KeysetPosition {
+  const refuse = (why: string): never => {
+    throw new ReadModelError('INVALID_CURSOR', `invalid cursor: ${why}`);
+  };
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return refuse('not a cursor of this API');
+  }
+  if (typeof body !== 'object' || body === null) return refuse('not a cursor of this API');
+  const { o, f, v, id } = body as Partial<Record<keyof CursorBody, unknown>>;
+  if (typeof o !== 'string' || typeof f !== 'string' || typeof id !== 'string') return refuse('not a cursor of this API');
+  if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) return refuse('not a cursor of this API');
+  if (o !== ordering || f !== filters) return refuse('it belongs to a request with another sort, direction or filters');
+  return { value: v, id };
+}
+
+export function checkLimit(limit: number, max: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw new ReadModelError('INVALID_ARGUMENT', `limit must be an integer from 1 to ${max}`);
+  }
+}
+
+/**
+ * A nullable comparison that is false, not NULL, when a side is NULL: ClickHouse 18.16
+ * propagates NULL through AND/OR, so every nullable test is made two-valued here.
+ */
+export function known(condition: Sql): Sql {
+  return sql`coalesce(${condition}, ${false})`;
+}
+
+const DIRECTION: Readonly<Record<SortDir, Sql>> = { asc: sql`ASC`, desc: sql`DESC` };
+const AFTER: Readonly<Record<SortDir, Sql>> = { asc: sql`>`, desc: sql`<` };
+
+/** Refuses a direction other than asc or desc, which may arrive unchecked from a caller. */
+export function checkDir(dir: string): asserts dir is SortDir {
+  if (!Object.hasOwn(DIRECTION, dir)) throw new ReadModelError('INVALID_ARGUMENT', 'dir must be asc or desc');
+}
+
+/** ORDER BY a nullable sort column in `dir` with NULLs last, then the id ascending. */
+export function nullsLastOrder(sort: SqlFragment, id: SqlFragment, dir: SortDir): Sql {
+  return sql`${sort} IS NULL ASC, ${sort} ${DIRECTION[dir]}, ${id} ASC`;
+}
+
+/** Rows strictly after `position` in the order of nullsLastOrder. */
+export function nullsLastAfter(sort: SqlFragment, id: SqlFragment, dir: SortDir, position: KeysetPosition): Sql {
+  if (position.value === null) return sql`(${sort} IS NULL AND ${id} > ${position.id})`;
+  const v = float64(position.value);
+  return sql`(${known(sql`${sort} ${AFTER[dir]} ${v}`)} OR ${known(sql`${sort} = ${v} AND ${id} > ${position.id}`)} OR ${sort} IS NULL)`;
+}
+
+/** Joins conditions with AND; TRUE when there are none. */
+export function allOf(conditions: readonly Sql[]): Sql {
+  return conditions.length === 0 ? sql`${true}` : conditions.reduce((a, b) => sql`${a} AND ${b}`);
+}

@@ -1,0 +1,16 @@
+import { pino } from 'pino';
+import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
+import { migrationsDir } from '../../projections/migrations/index.ts';
+import { PROJECTION_TABLES } from '../../projections/tables.ts';
+import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
+
+describeQuantReadModelContract('duckdb', async () => {
+  const store = await DuckDbStore.open({
+    path: ':memory:',
+    tables: PROJECTION_TABLES,
+    migrationsDir: migrationsDir('duckdb'),
+    logger: pino({ level: 'silent' }),
+  });
+  await store.migrate();
+  return { store, cleanup: () => store.close() };
+});
