@@ -2,7 +2,7 @@ import { authorMetricsProjection } from './author-metrics.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
 import { deadLettersProjection } from './dead-letters.ts';
-import { latestSnapshotsProjection } from './latest-snapshots.ts';
+import { latestSnapshotsProjection, snapshotHistoryProjection } from './latest-snapshots.ts';
 import { mentionsProjection } from './mentions.ts';
 import { narrativesProjection } from './narratives.ts';
 import { outcomesProjection } from './outcomes.ts';
@@ -16,6 +16,7 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   mentionsProjection,
   deadLettersProjection,
   latestSnapshotsProjection,
+  snapshotHistoryProjection,
   signalsProjection,
   authorMetricsProjection,
   cohortsProjection,

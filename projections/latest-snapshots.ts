@@ -3,23 +3,43 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../schemas/records/quant-scores.ts';
 import { defineProjection } from './runtime/projection.ts';
-import type { LatestSnapshotRow } from './tables/quant.ts';
+import type { LatestSnapshotRow, SnapshotHistoryRow } from './tables/quant.ts';
+
+/** The rule fields of a snapshot by column name: scores, then features. */
+function ruleFieldColumns(snapshot: QuantSnapshot): Record<string, number | null> {
+  const row: Record<string, number | null> = {};
+  for (const name of SCORE_NAMES) row[name] = snapshot.scores[name];
+  // A feature missing from the map is unknown, which the column says with null.
+  for (const name of FEATURE_NAMES) row[name] = snapshot.features[name] ?? null;
+  return row;
+}
 
 /** A snapshot as its latest_snapshots row: rule fields spread into columns, the record kept whole. */
 export function latestSnapshotRow(snapshot: QuantSnapshot): LatestSnapshotRow {
-  const row: Record<string, string | number | null> = {
+  return {
     token_id: snapshot.tokenId,
     ts: snapshot.ts,
     symbol: snapshot.symbol,
     chain: snapshot.chain,
     narrative: snapshot.narrative,
     divergence_state: snapshot.divergenceState,
-  };
-  for (const name of SCORE_NAMES) row[name] = snapshot.scores[name];
-  // A feature missing from the map is unknown, which the column says with null.
-  for (const name of FEATURE_NAMES) row[name] = snapshot.features[name] ?? null;
-  row.snapshot = JSON.stringify(snapshot);
-  return row as LatestSnapshotRow;
+    ...ruleFieldColumns(snapshot),
+    snapshot: JSON.stringify(snapshot),
+  } as LatestSnapshotRow;
+}
+
+/** A snapshot as its snapshot_history row: its rule fields at its time. */
+export function snapshotHistoryRow(snapshot: QuantSnapshot): SnapshotHistoryRow {
+  return {
+    token_id: snapshot.tokenId,
+    ts: snapshot.ts,
+    version: 1,
+    snapshot_id: snapshot.snapshotId,
+    chain: snapshot.chain,
+    narrative: snapshot.narrative,
+    divergence_state: snapshot.divergenceState,
+    ...ruleFieldColumns(snapshot),
+  } as SnapshotHistoryRow;
 }
 
 /** The newest quant snapshot of every token, by snapshot time. */
@@ -28,4 +48,12 @@ export const latestSnapshotsProjection = defineProjection({
   topics: [TOPICS.snapshotsLatest.name],
   tables: ['latest_snapshots'],
   toRows: (snapshot) => [{ table: 'latest_snapshots', row: latestSnapshotRow(snapshot) }],
+});
+
+/** Every quant snapshot, for research over history. */
+export const snapshotHistoryProjection = defineProjection({
+  name: 'snapshot-history',
+  topics: [TOPICS.snapshots.name],
+  tables: ['snapshot_history'],
+  toRows: (snapshot) => [{ table: 'snapshot_history', row: snapshotHistoryRow(snapshot) }],
 });

@@ -1,5 +1,5 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
-import { latestSnapshots, signals } from './tables/quant.ts';
+import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
 /**
@@ -98,6 +98,7 @@ export const PROJECTION_TABLES = defineTables(
   mentions,
   deadLetters,
   latestSnapshots,
+  snapshotHistory,
   signals,
   authorMetrics,
   cohorts,

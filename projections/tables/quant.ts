@@ -44,6 +44,30 @@ export const latestSnapshots = defineTable({
 export type LatestSnapshotRow = RowOf<typeof latestSnapshots>;
 
 /**
+ * quant.snapshots: every snapshot's rule fields over time, for research over history
+ * (backtests, event studies). The whole record is not kept here (a week of the default
+ * world is about 800k snapshots); latest_snapshots keeps it for the current one.
+ */
+export const snapshotHistory = defineTable({
+  name: 'snapshot_history',
+  columns: {
+    token_id: 'string',
+    ts: 'int64',
+    version: 'int64',
+    snapshot_id: 'string',
+    chain: 'string',
+    narrative: 'string',
+    divergence_state: 'string',
+    ...nullableFloats(SCORE_NAMES),
+    ...nullableFloats(FEATURE_NAMES),
+  },
+  key: ['token_id', 'ts'],
+  // A snapshot never changes; a redelivered one is the same row.
+  version: 'version',
+});
+export type SnapshotHistoryRow = RowOf<typeof snapshotHistory>;
+
+/**
  * quant.signals: one row per signal, the end record (version 2) replacing the fire record
  * (version 1). Market cap, liquidity and scores are those at fire time, for the feed's
  * minimum filters; the chain comes from the tokens table when a query filters on it.
