@@ -9,7 +9,13 @@ import { DuckDbStore } from '../infra/store/duckdb-store.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, columns, sql, table, type Sql } from '../infra/store/sql-literal.ts';
 import { migrationsDir } from '../projections/migrations/index.ts';
+import { getSignal, signalFeed } from '../projections/read-models/signals.ts';
+import { scan } from '../projections/read-models/scan.ts';
+import { listTokens } from '../projections/read-models/tokens.ts';
 import { PROJECTION_TABLES, snapshots, type ProjectionTables, type SnapshotRow } from '../projections/tables.ts';
+import { RULE_FIELDS, type LatestSnapshotRow, type SignalRow } from '../projections/tables/quant.ts';
+import { SCORE_NAMES } from '../schemas/records/primitives.ts';
+import { seededRandom } from '../infra/feeds/sim/prng.ts';
 import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
 
 const TOKENS = 1_000;
@@ -68,11 +74,15 @@ interface Latency {
 }
 
 async function latencies(store: AnalyticalStore<ProjectionTables>, statement: (i: number) => Sql): Promise<Latency> {
-  for (let i = 0; i < WARM_UP; i++) await store.query(statement(i));
+  return timed((i) => store.query(statement(i)));
+}
+
+async function timed(read: (i: number) => Promise<unknown>): Promise<Latency> {
+  for (let i = 0; i < WARM_UP; i++) await read(i);
   const times: number[] = [];
   for (let i = 0; i < READS; i++) {
     const started = performance.now();
-    await store.query(statement(i));
+    await read(i);
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
@@ -85,6 +95,86 @@ interface Figures {
   ping: Latency;
   point: Latency;
   top: Latency;
+  readModels: [string, Latency][];
+}
+
+const SCANNED_TOKENS = 10_000;
+const SIGNALS = 10_000;
+
+/** 10k tokens' latest snapshots and 10k signals with random rule fields, for the API's read models. */
+function readModelRows(): { snapshots: LatestSnapshotRow[]; signals: SignalRow[] } {
+  const random = seededRandom(11);
+  const value = () => (random() < 0.05 ? null : random() * 100);
+  // A record of about the size the engine emits; the read models return it as stored.
+  const body = JSON.stringify({ scoreDetails: Array.from({ length: 7 }, (_, i) => ({ score: i, drivers: [1, 2, 3, 4], reason: 'x'.repeat(40) })) });
+  const snapshots = Array.from({ length: SCANNED_TOKENS }, (_, t) => {
+    const row: Record<string, unknown> = {
+      token_id: `tk_${t}`,
+      ts: T0,
+      symbol: `SYM${t % 997}`,
+      chain: ['solana', 'base', 'eth', 'bnb', 'arc', 'robinhood'][t % 6],
+      narrative: ['ai-agents', 'memes', 'defi', 'rwa', 'gaming', 'depin'][t % 6],
+      divergence_state: 'aligned',
+      snapshot: body,
+    };
+    for (const field of RULE_FIELDS) row[field] = value();
+    return row as LatestSnapshotRow;
+  });
+  const signals = Array.from({ length: SIGNALS }, (_, i) => {
+    const signal = {
+      signalId: `sig_${i}`,
+      ruleVersion: 'early_acceleration@1',
+      tokenId: `tk_${i % 500}`,
+      firedAt: T0 + i * 60_000,
+      why: ['x'.repeat(60), 'y'.repeat(60)],
+      body,
+    };
+    const row: Record<string, unknown> = {
+      signal_id: signal.signalId,
+      version: 1,
+      type: ['EARLY_ACCELERATION', 'BROAD_ATTENTION', 'VELOCITY_3X'][i % 3],
+      rule_version: signal.ruleVersion,
+      status: i % 4 === 0 ? 'ended' : 'active',
+      token_id: signal.tokenId,
+      fired_at: signal.firedAt,
+      ended_at: null,
+      strength: random() * 100,
+      market_cap_usd: random() * 1e7,
+      liquidity_usd: random() * 1e6,
+      record: JSON.stringify(signal),
+    };
+    for (const score of SCORE_NAMES) row[score] = value();
+    return row as SignalRow;
+  });
+  return { snapshots, signals };
+}
+
+async function measureReadModels(store: AnalyticalStore<ProjectionTables>): Promise<[string, Latency][]> {
+  const rows = readModelRows();
+  await store.upsert('latest_snapshots', rows.snapshots);
+  await store.upsert('signals', rows.signals);
+  const page = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 25 });
+  return [
+    ['tokens list, 25 by momentum', await timed(() => listTokens(store, { sort: 'momentum', dir: 'desc', limit: 25 }))],
+    ['tokens list, next page', await timed(() => listTokens(store, { sort: 'momentum', dir: 'desc', limit: 25, cursor: page.nextCursor! }))],
+    [
+      `scan ${SCANNED_TOKENS / 1000}k tokens, 3 rules`,
+      await timed(() =>
+        scan(store, {
+          rules: [
+            { field: 'momentum', op: '>', value: 60 },
+            { field: 'crowding', op: '<', value: 40 },
+            { field: 'unique_authors_1h', op: '>=', value: 20 },
+          ],
+          sort: 'conviction',
+          sortDir: 'desc',
+          limit: 50,
+        }),
+      ),
+    ],
+    ['signal feed, active, min momentum', await timed(() => signalFeed(store, { status: 'active', minScore: { score: 'momentum', value: 50 }, limit: 25 }))],
+    ['one signal with prior firings', await timed((i) => getSignal(store, `sig_${(i * 7919) % SIGNALS}`))],
+  ];
 }
 
 async function measure(open: () => Promise<AnalyticalStore<ProjectionTables>>, rows: SnapshotRow[]): Promise<Figures> {
@@ -108,7 +198,7 @@ async function measure(open: () => Promise<AnalyticalStore<ProjectionTables>>, r
       store,
       () => sql`SELECT ${columns(snapshots)} FROM ${table(snapshots)} WHERE ${ts} = ${latest} ORDER BY ${momentum} DESC LIMIT 25`,
     );
-    return { direct, writer, ping, point, top };
+    return { direct, writer, ping, point, top, readModels: await measureReadModels(store) };
   } finally {
     await store.close();
   }
@@ -153,15 +243,16 @@ export async function benchStore(): Promise<void> {
       out.write(`${name.padEnd(12)}${rate(f.direct)}${rate(f.writer)}  ${(f.writer / f.direct).toFixed(2)}\n`);
     }
     out.write(`\nread latency over ${READS} queries, ms (ratio: p50 / p50 of SELECT 1 on the same store)\n`);
-    out.write(`${'store'.padEnd(12)}${'query'.padEnd(34)}${'p50'.padStart(8)}${'p99'.padStart(8)}  ratio\n`);
+    out.write(`${'store'.padEnd(12)}${'query'.padEnd(36)}${'p50'.padStart(8)}${'p99'.padStart(8)}  ratio\n`);
     for (const [name, f] of [['duckdb', duckdb], ['clickhouse', clickhouse]] as const) {
       const lines = [
         ['SELECT 1', f.ping],
         ['latest snapshot of one token', f.point],
         ['latest 25 by momentum', f.top],
+        ...f.readModels,
       ] as const;
       for (const [label, l] of lines) {
-        out.write(`${name.padEnd(12)}${label.padEnd(34)}${ms(l.p50)}${ms(l.p99)}  ${(l.p50 / f.ping.p50).toFixed(1)}\n`);
+        out.write(`${name.padEnd(12)}${label.padEnd(36)}${ms(l.p50)}${ms(l.p99)}  ${(l.p50 / f.ping.p50).toFixed(1)}\n`);
       }
     }
   } finally {
