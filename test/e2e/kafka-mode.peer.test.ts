@@ -9,42 +9,25 @@ import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
 import { openStore } from '../../infra/store/open-store.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
-import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
-import { startLiveProjections } from '../../projections/runtime/runner.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
 import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 const WORLD = { seed: 777, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 20, authors: 120 };
 
 /** Feed → quant engine → live projections into DuckDB on one log; the tables, and a replay of them. */
 async function runPipeline(dir: string, log: EventLog, codec: Codec) {
   await seedHistory({ log, codec, dataDir: dir, ...WORLD });
-  const runtime = new ProcessorRuntime({
-    processor: quantEngine,
-    log,
-    codec,
-    checkpoints: new CheckpointStore(join(dir, 'state')),
-    logger: silentLogger,
-    maxBatchRecords: 5000,
-  });
-  void runtime.start();
-  await waitFor(() => runtime.caughtUp(), 'the quant engine', 240_000);
-  await runtime.stop();
-
+  await runEngineToEnd(dir, log, codec);
   const config = loadConfig({ TQA_DATA_DIR: dir });
   const store = await openStore(config, silentLogger);
-  const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
-  await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
-  await projections.stop();
+  await projectToEnd(config, log, codec, store);
   const live = await dumpStore(store);
   await store.close();
 

@@ -7,9 +7,6 @@ import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import { openStore } from '../../infra/store/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { sql } from '../../infra/store/sql-literal.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
-import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { listCohorts } from '../../projections/read-models/cohorts.ts';
@@ -18,11 +15,10 @@ import { scan } from '../../projections/read-models/scan.ts';
 import { getSignal, signalFeed } from '../../projections/read-models/signals.ts';
 import { listTokens } from '../../projections/read-models/tokens.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
-import { startLiveProjections } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
+import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 /** Every read model the API will serve, asked the same questions. */
 async function readModels(store: AnalyticalStore<ProjectionTables>) {
@@ -55,22 +51,9 @@ describe('the embedded pipeline: simulated feed → quant engine → projections
     const { log, codec } = await openEmbedded(dir);
     await seedHistory({ log, codec, dataDir: dir, seed: 4242, days: 3, endMs: Date.UTC(2026, 3, 1), tokens: 40, authors: 300 });
 
-    const runtime = new ProcessorRuntime({
-      processor: quantEngine,
-      log,
-      codec,
-      checkpoints: new CheckpointStore(join(dir, 'state')),
-      logger: silentLogger,
-      maxBatchRecords: 5000,
-    });
-    void runtime.start();
-    await waitFor(() => runtime.caughtUp(), 'the quant engine to process the history', 240_000);
-    await runtime.stop();
-
+    await runEngineToEnd(dir, log, codec);
     const store = await openStore(config, silentLogger);
-    const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
-    await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
-    await projections.stop();
+    await projectToEnd(config, log, codec, store);
     live = await readModels(store);
     liveTables = await dumpStore(store);
     await store.close();

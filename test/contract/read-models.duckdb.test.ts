@@ -3,8 +3,9 @@ import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
+import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
 
-describeQuantReadModelContract('duckdb', async () => {
+async function openDuckDb() {
   const store = await DuckDbStore.open({
     path: ':memory:',
     tables: PROJECTION_TABLES,
@@ -13,4 +14,7 @@ describeQuantReadModelContract('duckdb', async () => {
   });
   await store.migrate();
   return { store, cleanup: () => store.close() };
-});
+}
+
+describeQuantReadModelContract('duckdb', openDuckDb);
+describeReadModelsSocialContract('duckdb', openDuckDb);

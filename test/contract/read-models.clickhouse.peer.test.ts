@@ -5,6 +5,7 @@ import { ClickHouseStore } from '../../infra/store/clickhouse-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
+import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
 
 let server: ClickHouseServer | undefined;
@@ -17,11 +18,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describeReadModelsSocialContract('clickhouse', async () => {
+/** Each store gets a database of its own on the one server, dropped afterwards. */
+async function openClickHouse() {
   if (!server) throw new Error('the ClickHouse server did not start');
   const url = server.url;
-  // A database of its own, dropped afterwards.
-  const database = `social_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const database = `rm_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const store = new ClickHouseStore({
     url,
     database,
@@ -38,4 +39,7 @@ describeReadModelsSocialContract('clickhouse', async () => {
       if (!response.ok) throw new Error(`DROP DATABASE ${database} failed: ${await response.text()}`);
     },
   };
-});
+}
+
+describeQuantReadModelContract('clickhouse', openClickHouse);
+describeReadModelsSocialContract('clickhouse', openClickHouse);
