@@ -1,3 +1,4 @@
+import { apiKeysProjection } from './api-keys.ts';
 import { authorMetricsProjection } from './author-metrics.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
@@ -23,4 +24,5 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   cohortEventsProjection,
   narrativesProjection,
   outcomesProjection,
+  apiKeysProjection,
 ];

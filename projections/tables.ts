@@ -1,4 +1,5 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
+import { apiKeys } from './tables/keys.ts';
 import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
@@ -105,5 +106,6 @@ export const PROJECTION_TABLES = defineTables(
   cohortEvents,
   narrativeBuckets,
   outcomes,
+  apiKeys,
 );
 export type ProjectionTables = typeof PROJECTION_TABLES;

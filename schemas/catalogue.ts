@@ -114,6 +114,16 @@ export const TOPICS = {
     key: 'cohort id',
     description: 'Commands that create, change, share and delete manual cohorts. Not compacted: a replay needs every command.',
   },
+  keys: {
+    name: 'control.keys',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'api-key-event',
+    key: 'key id',
+    description: 'Creation and revocation of API keys (hashes only). Not compacted: a replay needs every event.',
+  },
   cohorts: {
     name: 'quant.cohorts',
     partitions: PARTITIONS,

@@ -1,3 +1,4 @@
+import { ApiKeyEventSchema } from './records/control-keys.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -19,6 +20,7 @@ export * from './records/quant-market.ts';
 export * from './records/quant-social.ts';
 export * from './records/quant-scores.ts';
 export * from './records/quant-signals.ts';
+export * from './records/control-keys.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
 export const RECORD_TYPES = {
@@ -38,6 +40,7 @@ export const RECORD_TYPES = {
   'quant-snapshot': QuantSnapshotSchema,
   signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
+  'api-key-event': ApiKeyEventSchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;

@@ -4,12 +4,13 @@ import { UsageError, type CliCommand } from './command.ts';
 import { cohortsCommand } from './commands/cohorts.ts';
 import { dumpCommand } from './commands/dump.ts';
 import { ingestCommand } from './commands/ingest.ts';
+import { keysCommand } from './commands/keys.ts';
 import { replayCommand } from './commands/replay.ts';
 import { simCommand } from './commands/sim.ts';
 import { startCommand } from './commands/start.ts';
 import { topicsCommand } from './commands/topics.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, topicsCommand, dumpCommand, replayCommand];
+const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, topicsCommand, dumpCommand, replayCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

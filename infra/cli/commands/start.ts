@@ -36,19 +36,20 @@ export const startCommand: CliCommand = {
         stops.push(() => runtime.stop());
       }
     }
-    if (roles.includes('projections')) {
-      const store = await openStore(config, logger);
+    // One store per process: embedded DuckDB allows one instance, and the api role reads
+    // the projections (keys) that the projections role writes.
+    const store = roles.includes('projections') || roles.includes('api') ? await openStore(config, logger) : null;
+    if (store && roles.includes('projections')) {
       const projectionLogger = logger.child({ role: 'projections' });
       const { log, codec } = services;
       const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: projectionLogger });
       // After the processors (pushed before): the projections write what they produced last.
-      stops.push(async () => {
-        await projections.stop();
-        await store.close();
-      });
+      stops.push(() => projections.stop());
     }
-    if (roles.includes('api')) {
-      const app = createApp({ log: services.log, startedAt: Date.now(), logger: logger.child({ role: 'api' }) });
+    // Last: the projections and the API (stopped first, unshifted) are done with it.
+    if (store) stops.push(() => store.close());
+    if (store && roles.includes('api')) {
+      const app = createApp({ log: services.log, store, startedAt: Date.now(), logger: logger.child({ role: 'api' }) });
       const server = app.listen(config.PORT);
       await new Promise<void>((resolve) => server.once('listening', resolve));
       logger.info({ port: config.PORT }, 'API listening');

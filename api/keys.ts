@@ -1,0 +1,98 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { AnalyticalStore } from '../infra/store/port.ts';
+import { column, columns, sql, table } from '../infra/store/sql-literal.ts';
+import type { ProjectionTables } from '../projections/tables.ts';
+import { apiKeys, type ApiKeyRow } from '../projections/tables/keys.ts';
+import { PLAN_NAMES, type PlanName } from '../schemas/records.ts';
+
+/** Live keys: the fixed prefix and 32 random bytes in base64url (43 characters). */
+export const API_KEY_PREFIX = 'svc_live_';
+const API_KEY_FORMAT = /^svc_live_[A-Za-z0-9_-]{43}$/;
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function newKeyId(): string {
+  return `key_${randomBytes(12).toString('hex')}`;
+}
+
+export function isWellFormedApiKey(value: string): boolean {
+  return API_KEY_FORMAT.test(value);
+}
+
+/** Keys are stored and looked up by this digest only; the key itself is shown once, at creation. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** A key as the API sees it. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  plan: PlanName;
+  /** As granted; unknown names (from a newer release) are kept and simply match no endpoint. */
+  scopes: string[];
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+const Scopes = z.array(z.string());
+const Plan = z.enum(PLAN_NAMES);
+
+/** How long a found key is served from memory: the bound on how late a revoke takes effect. */
+export const KEY_CACHE_TTL_MS = 5_000;
+const KEY_CACHE_MAX = 10_000;
+
+export interface KeyServiceOptions {
+  store: AnalyticalStore<ProjectionTables>;
+  now?: () => number;
+  ttlMs?: number;
+}
+
+/**
+ * Looks keys up by hash in the api_keys projection. Found keys (revoked ones included) are
+ * cached for `ttlMs`, so a revoke takes effect at most `ttlMs` after the projection applied
+ * it. Unknown hashes are not cached, so a new key works as soon as its event is applied.
+ */
+export class KeyService {
+  private readonly store: AnalyticalStore<ProjectionTables>;
+  private readonly now: () => number;
+  private readonly ttlMs: number;
+  private readonly cache = new Map<string, { key: ApiKey; expiresAt: number }>();
+
+  constructor({ store, now = Date.now, ttlMs = KEY_CACHE_TTL_MS }: KeyServiceOptions) {
+    this.store = store;
+    this.now = now;
+    this.ttlMs = ttlMs;
+  }
+
+  async findByHash(hash: string): Promise<ApiKey | null> {
+    const now = this.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > now) return cached.key;
+    this.cache.delete(hash);
+    const rows = await this.store.query<ApiKeyRow>(
+      sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} = ${hash}`,
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    const key = toApiKey(row);
+    // Map order is insertion order: dropping the first entry drops the oldest.
+    if (this.cache.size >= KEY_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(hash, { key, expiresAt: now + this.ttlMs });
+    return key;
+  }
+}
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.key_id,
+    name: row.name,
+    plan: Plan.parse(row.plan),
+    scopes: Scopes.parse(JSON.parse(row.scopes)),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}

@@ -1,0 +1,38 @@
+import type { PlanName } from '../schemas/records.ts';
+
+/**
+ * Plans as data (spec §8). The rate limit is per key over a 60 s window. Choices the spec
+ * leaves open: webhooks per plan are 2 / 10 / 50; backtests need Pro or Team; the Free
+ * scanner sees snapshots 15 minutes late.
+ */
+export interface PlanLimits {
+  label: string;
+  requestsPerMinute: number;
+  features: {
+    /** POST /v1/quant/backtests. */
+    backtests: boolean;
+    /** How far behind the live snapshots the scanner runs, in minutes. */
+    scannerDelayMinutes: number;
+    /** Most webhooks a key may register (409 LIMIT_REACHED beyond). */
+    webhooks: number;
+  };
+}
+
+export const PLANS: Readonly<Record<PlanName, PlanLimits>> = {
+  free: { label: 'Free', requestsPerMinute: 60, features: { backtests: false, scannerDelayMinutes: 15, webhooks: 2 } },
+  pro: { label: 'Pro', requestsPerMinute: 600, features: { backtests: true, scannerDelayMinutes: 0, webhooks: 10 } },
+  team: { label: 'Team', requestsPerMinute: 2000, features: { backtests: true, scannerDelayMinutes: 0, webhooks: 50 } },
+};
+
+/** Features a route can be gated on with requirePlanFeature. */
+export type PlanFeature = 'backtests' | 'realtime_scanner';
+
+export function planHasFeature(plan: PlanName, feature: PlanFeature): boolean {
+  const { features } = PLANS[plan];
+  return feature === 'backtests' ? features.backtests : features.scannerDelayMinutes === 0;
+}
+
+/** The cheapest plans that include a feature, for the 402 message. */
+export function plansWith(feature: PlanFeature): string[] {
+  return (Object.keys(PLANS) as PlanName[]).filter((p) => planHasFeature(p, feature)).map((p) => PLANS[p].label);
+}

@@ -1,0 +1,208 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Router from '@koa/router';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.ts';
+import { requirePlanFeature } from '../../api/middleware/auth.ts';
+import { keysCommand } from '../../infra/cli/commands/keys.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import { openStore } from '../../infra/store/open-store.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
+import { apiKeysProjection } from '../../projections/api-keys.ts';
+import { startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
+import { apiKeys, type ApiKeyRow } from '../../projections/tables/keys.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { sink } from '../helpers/sink.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** The start of a clock minute, so tests know where the rate-limit window ends. */
+const T0 = 1_800_000_000_000;
+const RATE_HEADERS = [
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'ratelimit-policy',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+];
+
+let dir: string;
+let config: Config;
+let log: FileEventLog;
+let store: AnalyticalStore<ProjectionTables>;
+let projections: ProjectionSet;
+let server: Server;
+let base: string;
+let now = T0;
+
+async function cli(...args: string[]): Promise<string> {
+  const out = sink();
+  const err = sink();
+  const code = await keysCommand.run(args, { config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
+  expect(code, err.text()).toBe(0);
+  return out.text();
+}
+
+async function keyRow(id: string): Promise<ApiKeyRow | undefined> {
+  const rows = await store.query<ApiKeyRow>(
+    sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${id}`,
+  );
+  return rows[0];
+}
+
+/** Creates a key through the CLI and waits until the running projection applied it. */
+async function createKey(plan: string, scopes: string, name = `test ${plan}`): Promise<{ id: string; key: string }> {
+  const created = JSON.parse(await cli('create', '--plan', plan, '--scopes', scopes, '--name', name, '--json')) as { id: string; key: string };
+  await waitFor(() => keyRow(created.id), `key ${created.id} projected`);
+  return created;
+}
+
+function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
+  return fetch(base + path, { method, headers });
+}
+
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+async function expectError(res: Response, status: number, code: string): Promise<void> {
+  expect(res.status).toBe(status);
+  const body = (await res.json()) as { error: { code: string; message: string; request_id: string } };
+  expect(body.error.code).toBe(code);
+  expect(body.error.message).toEqual(expect.any(String));
+  expect(body.error.request_id).toMatch(/^req_[0-9a-f]+$/);
+  expect(res.headers.get('x-request-id')).toBe(body.error.request_id);
+  for (const h of RATE_HEADERS) expect(res.headers.get(h), h).not.toBeNull();
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tqa-auth-'));
+  config = loadConfig({ TQA_DATA_DIR: dir });
+  const embedded = await openEmbedded(dir);
+  log = embedded.log;
+  store = await openStore(config, silentLogger);
+  projections = startProjections([apiKeysProjection], { log, codec: embedded.codec, store, logger: silentLogger, deadLetters: 'produce' });
+  const app = createApp({ log, store, startedAt: T0, logger: silentLogger, now: () => now });
+  // A stand-in for the backtests route: only its guards matter here.
+  const backtests = new Router();
+  backtests.post('/v1/quant/backtests', requirePlanFeature('backtests'), (ctx) => {
+    ctx.status = 202;
+    ctx.body = { object: 'backtest_run', status: 'queued' };
+  });
+  app.use(backtests.routes());
+  server = app.listen(0);
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await projections?.stop();
+  await store?.close();
+  await log?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('API keys, scopes, plans and rate limits', () => {
+  it('accepts a CLI-created key in both header forms and describes it on GET /v1/key', async () => {
+    now = T0;
+    const { id, key } = await createKey('pro', 'keys:read,quant:read', 'dashboard');
+    expect(key).toMatch(/^svc_live_[A-Za-z0-9_-]{43}$/);
+    for (const headers of [bearer(key), { 'x-api-key': key }]) {
+      const res = await get('/v1/key', headers);
+      expect(res.status).toBe(200);
+      for (const h of RATE_HEADERS) expect(res.headers.get(h), h).not.toBeNull();
+      expect(res.headers.get('ratelimit-limit')).toBe('600');
+      expect(res.headers.get('ratelimit-policy')).toBe('600;w=60');
+      expect(res.headers.get('x-ratelimit-reset')).toBe(String((T0 + 60_000) / 1000));
+      expect(res.headers.get('ratelimit-reset')).toBe('60');
+      expect(await res.json()).toMatchObject({
+        object: 'key',
+        id,
+        name: 'dashboard',
+        dataset: 'live',
+        livemode: true,
+        mode: 'live',
+        scopes: ['keys:read', 'quant:read'],
+        plan: 'pro',
+        plan_limits: { rate_limit: { limit: 600, window_seconds: 60 }, features: { backtests: true, scanner_delay_minutes: 0, webhooks: 10 } },
+        rate_limit: { limit: 600, window_seconds: 60 },
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      });
+    }
+    const listed = JSON.parse(await cli('list', '--json')) as { id: string; revoked_at: string | null }[];
+    expect(listed).toContainEqual(expect.objectContaining({ id, revoked_at: null }));
+  });
+
+  it('refuses missing, malformed and unknown keys with 401 and the error body', async () => {
+    now = T0 + 120_000;
+    await expectError(await get('/v1/key'), 401, 'UNAUTHORIZED');
+    await expectError(await get('/v1/key', { Authorization: 'Basic abc' }), 401, 'UNAUTHORIZED');
+    await expectError(await get('/v1/key', { 'x-api-key': 'svc_live_short' }), 401, 'UNAUTHORIZED');
+    await expectError(await get('/v1/key', bearer(`svc_live_${'A'.repeat(43)}`)), 401, 'UNAUTHORIZED');
+  });
+
+  it('refuses a revoked key once its event is applied, within the cache bound', async () => {
+    now = T0 + 180_000;
+    const { id, key } = await createKey('free', 'keys:read');
+    expect((await get('/v1/key', bearer(key))).status).toBe(200);
+    await cli('revoke', id);
+    await waitFor(async () => (await keyRow(id))?.revoked_at != null, 'revoke projected');
+    // Served from the key cache until the entry expires (5 s on the injected clock): the bound.
+    expect((await get('/v1/key', bearer(key))).status).toBe(200);
+    now += 5_000;
+    const res = await get('/v1/key', bearer(key));
+    await expectError(res, 401, 'UNAUTHORIZED');
+    const listed = JSON.parse(await cli('list', '--json')) as { id: string; revoked_at: string | null }[];
+    expect(listed.find((k) => k.id === id)?.revoked_at).toEqual(expect.any(String));
+  });
+
+  it('answers 403 without the scope and 402 when the plan lacks the feature', async () => {
+    now = T0 + 240_000;
+    const readOnly = await createKey('pro', 'quant:read');
+    await expectError(await get('/v1/key', bearer(readOnly.key)), 403, 'FORBIDDEN');
+    await expectError(await get('/v1/quant/backtests', bearer(readOnly.key), 'POST'), 403, 'FORBIDDEN');
+    const free = await createKey('free', 'research:write');
+    await expectError(await get('/v1/quant/backtests', bearer(free.key), 'POST'), 402, 'PLAN_REQUIRED');
+    const team = await createKey('team', 'research:write');
+    expect((await get('/v1/quant/backtests', bearer(team.key), 'POST')).status).toBe(202);
+  });
+
+  it('limits a key to its plan per 60 s window with 429 and Retry-After, then recovers', async () => {
+    now = T0 + 300_000;
+    const { key } = await createKey('free', 'keys:read');
+    for (let i = 1; i <= 60; i++) {
+      const res = await get('/v1/key', bearer(key));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-remaining')).toBe(String(60 - i));
+    }
+    now += 15_000;
+    const limited = await get('/v1/key', bearer(key));
+    expect(limited.headers.get('retry-after')).toBe('45');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    await expectError(limited, 429, 'RATE_LIMITED');
+    now += 45_000;
+    const recovered = await get('/v1/key', bearer(key));
+    expect(recovered.status).toBe(200);
+    expect(recovered.headers.get('ratelimit-remaining')).toBe('59');
+    expect(recovered.headers.get('retry-after')).toBeNull();
+  });
+
+  it('keeps public endpoints keyless and limited per IP', async () => {
+    now = T0 + 600_000;
+    const res = await get('/v1/health');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-limit')).toBe('120');
+    expect(res.headers.get('ratelimit-policy')).toBe('120;w=60');
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    for (let i = 2; i <= 120; i++) expect((await get('/v1/health')).status).toBe(200);
+    const limited = await get('/v1/health');
+    expect(limited.headers.get('retry-after')).toBe('60');
+    await expectError(limited, 429, 'RATE_LIMITED');
+  });
+});
