@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Batch, BatchContext, ConsumerOptions, LogConsumer } from '../port.ts';
 import { toLogRecord } from './kafka-records.ts';
@@ -73,10 +74,45 @@ export class KafkaLogConsumer implements LogConsumer {
   }
 
   private async start(handler: Handler): Promise<void> {
-    const consumer = this.kafka.consumer({ groupId: this.options.groupId, ...this.settings });
-    this.consumer = consumer;
     const ended = new Promise<void>((resolve, reject) => {
       this.ended = { resolve, reject };
+    });
+    const ctx: BatchContext = { isStopping: () => this.stopping };
+    // A broker may refuse the first join of a member mid-rebalance with a non-retriable code
+    // (librdkafka's mock answers SyncGroup with INVALID_REQUEST), which rejects run() rather
+    // than restarting: start over with a new member after a pause, until stopped.
+    for (let attempt = 0; ; attempt++) {
+      const consumer = this.newConsumer();
+      this.consumer = consumer;
+      try {
+        await consumer.connect();
+        await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? false });
+        if (this.stopping) return;
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: (payload) => this.deliver(payload, handler, ctx),
+        });
+        break;
+      } catch {
+        if (this.stopping) return;
+        await consumer.disconnect().catch(() => undefined);
+        await delay(Math.min(100 * 2 ** attempt, 5_000));
+        if (this.stopping) return;
+      }
+    }
+    // stop() during the group join finds no runner to stop yet: disconnect once run() is done
+    if (this.stopping) await this.consumer?.disconnect();
+    return ended;
+  }
+
+  private newConsumer(): Consumer {
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      ...this.settings,
+      // kafkajs restarts by itself only after retriable errors; a non-retriable one from a
+      // broker mid-rebalance would otherwise end the role: rejoin after kafkajs's backoff.
+      retry: { restartOnFailure: async () => true },
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
@@ -88,23 +124,7 @@ export class KafkaLogConsumer implements LogConsumer {
       this.assigned = [];
       if (!payload.restart && !this.stopping) this.ended?.reject(payload.error);
     });
-    const ctx: BatchContext = { isStopping: () => this.stopping };
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? false });
-      if (this.stopping) return;
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: (payload) => this.deliver(payload, handler, ctx),
-      });
-    } catch (err) {
-      if (this.stopping) return;
-      throw err;
-    }
-    // stop() during the group join finds no runner to stop yet: disconnect once run() is done
-    if (this.stopping) await consumer.disconnect();
-    return ended;
+    return consumer;
   }
 
   private async deliver(payload: EachBatchPayload, handler: Handler, ctx: BatchContext): Promise<void> {
