@@ -72,8 +72,13 @@ describe('Kafka consumer groups (mock broker)', () => {
     const groupId = `g-${randomUUID().slice(0, 8)}`;
     const a = member(log.consumer({ groupId, topics: [topic], fromBeginning: true }));
     const b = member(log.consumer({ groupId, topics: [topic], fromBeginning: true }));
-    void a.consumer.run(a.handler);
-    void b.consumer.run(b.handler);
+    // The second member joins once the first holds the group: a scale-out. (Two first joins
+    // at once make librdkafka's mock refuse a SyncGroup now and then; the consumer retries it,
+    // but the group can then take longer than this test waits to settle.)
+    const failures: unknown[] = [];
+    const aRun = a.consumer.run(a.handler).catch((err: unknown) => failures.push(err));
+    await waitFor(() => a.partitions().length === PARTITIONS, 'the first member to hold every partition');
+    const bRun = b.consumer.run(b.handler).catch((err: unknown) => failures.push(err));
 
     await waitFor(
       () => a.partitions().length > 0 && b.partitions().length > 0 && a.partitions().length + b.partitions().length === PARTITIONS,
@@ -105,6 +110,8 @@ describe('Kafka consumer groups (mock broker)', () => {
     expect(aPartitions).toContain(inFlight.partition);
 
     await b.consumer.stop();
+    await Promise.all([aRun, bRun]);
+    expect(failures).toEqual([]); // a member that gave up would have ended its role
     const ends = await log.endOffsets(topic);
     expect((await log.committedOffsets(groupId, topic)).sort((x, y) => x.partition - y.partition)).toEqual(
       ends.filter((e) => e.offset > 0),
