@@ -1,12 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { access, constants, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
+import { aptInstall, signalGroup } from './peer-process.ts';
 import { waitFor } from './wait.ts';
-
-const run = promisify(execFile);
 
 export interface ClickHouseServer {
   /** HTTP interface, e.g. http://127.0.0.1:41234 */
@@ -104,15 +102,6 @@ async function answersSelectOne(url: string): Promise<boolean> {
   }
 }
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
 async function errorLogTail(dir: string): Promise<string> {
   const text = await readFile(join(dir, 'log', 'server.err.log'), 'utf8').catch(() => '(no error log)');
   return text.slice(-2000);
@@ -201,7 +190,7 @@ const USERS = `<?xml version="1.0"?>
 async function serverCommand(): Promise<string[]> {
   const found = await findServerCommand();
   if (found) return found;
-  await installServer();
+  await aptInstall('clickhouse-server');
   const installed = await findServerCommand();
   if (!installed) throw new Error('no clickhouse-server binary after apt-get install clickhouse-server');
   return installed;
@@ -225,23 +214,5 @@ async function isExecutable(file: string): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function installServer(): Promise<void> {
-  if (process.getuid?.() !== 0) {
-    throw new Error('clickhouse-server is missing and installing it needs root: apt-get install -y clickhouse-server');
-  }
-  // RUNLEVEL=1 keeps the package's init script from starting a system-wide server: the
-  // tests run their own.
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', RUNLEVEL: '1' };
-  const install = () =>
-    run('apt-get', ['install', '-y', '--no-install-recommends', 'clickhouse-server'], { env, maxBuffer: 64 * 1024 * 1024 });
-  try {
-    await install();
-  } catch {
-    // a fresh machine has no package lists yet
-    await run('apt-get', ['update'], { env, maxBuffer: 64 * 1024 * 1024 });
-    await install();
   }
 }

@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { aptInstall, signalGroup } from './peer-process.ts';
 import { waitFor } from './wait.ts';
 
 const run = promisify(execFile);
@@ -32,7 +33,7 @@ export async function startMockBroker(): Promise<MockBroker> {
     ['-c', guard, 'mock-broker', '-b', 'localhost:1', '-X', 'test.mock.num.brokers=1', '-C', '-t', 'keepalive', '-o', 'end', '-u'],
     { stdio: ['pipe', 'ignore', 'pipe'], detached: true },
   );
-  const killOnExit = (): void => killGroup(child);
+  const killOnExit = (): void => signalGroup(child, 'SIGTERM');
   process.once('exit', killOnExit);
 
   let stopped: Promise<void> | undefined;
@@ -42,7 +43,7 @@ export async function startMockBroker(): Promise<MockBroker> {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         child.stdin?.end();
-        killGroup(child);
+        signalGroup(child, 'SIGTERM');
         await exited;
       }
     })();
@@ -56,15 +57,6 @@ export async function startMockBroker(): Promise<MockBroker> {
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    // already gone
   }
 }
 
@@ -112,18 +104,7 @@ async function waitUntilServing(brokers: string): Promise<void> {
 
 async function ensureKcat(): Promise<void> {
   if (await hasKcat()) return;
-  if (process.getuid?.() !== 0) {
-    throw new Error('kcat is missing and installing it needs root: apt-get install -y kcat');
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['install', '-y', '--no-install-recommends', 'kcat'], { env });
-  try {
-    await install();
-  } catch {
-    // a fresh machine has no package lists yet
-    await run('apt-get', ['update'], { env });
-    await install();
-  }
+  await aptInstall('kcat');
   if (!(await hasKcat())) throw new Error('kcat is still missing after apt-get install kcat');
 }
 

@@ -4,6 +4,7 @@ import { TOPICS } from '../../../schemas/catalogue.ts';
 import { COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../../schemas/records.ts';
 import { openLogServices } from '../../bootstrap.ts';
 import type { CliCommand } from '../command.ts';
+import { appendEvent, parseOrUsage } from '../control-events.ts';
 import { UsageError } from '../command.ts';
 
 const USAGE = [
@@ -39,7 +40,7 @@ export const cohortsCommand: CliCommand = {
     if (!values.owner) throw new UsageError('--owner KEY_ID is required');
     const cohortId = action === 'create' ? `cohort_${randomBytes(8).toString('hex')}` : target;
     if (!cohortId) throw new UsageError('name the cohort: cohort_<id>');
-    const parsed = CohortCommandSchema.safeParse({
+    const command = parseOrUsage(CohortCommandSchema, {
       commandId: `cmd_${randomBytes(12).toString('hex')}`,
       action,
       cohortId,
@@ -49,15 +50,9 @@ export const cohortsCommand: CliCommand = {
       members: values.members ? values.members.split(',').map((m) => m.trim()).filter(Boolean) : [],
       ts: Date.now(),
     });
-    if (!parsed.success) {
-      throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    }
-    const command = parsed.data;
     const { log, codec, close } = await openLogServices(config, logger);
     try {
-      const [at] = await log.append(TOPICS.cohortCommands.name, [
-        { key: command.cohortId, value: await codec.encode(TOPICS.cohortCommands.name, command), timestamp: command.ts },
-      ]);
+      const at = await appendEvent(log, codec, TOPICS.cohortCommands.name, command.cohortId, command);
       const result = { cohort_id: command.cohortId, command_id: command.commandId, action: command.action, offset: at.offset };
       stdout.write(values.json ? JSON.stringify(result) + '\n' : `${command.action} ${command.cohortId} (command ${command.commandId})\n`);
       return 0;

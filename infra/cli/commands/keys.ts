@@ -7,6 +7,7 @@ import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent } from '../../../schema
 import { openLogServices } from '../../bootstrap.ts';
 import type { EventLog } from '../../log/port.ts';
 import type { CliCommand } from '../command.ts';
+import { appendEvent, parseOrUsage } from '../control-events.ts';
 import { UsageError } from '../command.ts';
 
 const USAGE = [
@@ -46,8 +47,8 @@ export const keysCommand: CliCommand = {
       if (create) {
         const key = generateApiKey();
         const ts = Date.now();
-        const event = validated({ ...create, keyId: newKeyId(), action: 'create', keyHash: hashApiKey(key), createdAt: ts, ts });
-        await append(log, codec, event);
+        const event = parseOrUsage(ApiKeyEventSchema, { ...create, keyId: newKeyId(), action: 'create', keyHash: hashApiKey(key), createdAt: ts, ts });
+        await appendEvent(log, codec, TOPIC, event.keyId, event);
         stdout.write(values.json ? JSON.stringify({ id: event.keyId, key }) + '\n' : `${event.keyId}\n${key}\n(shown once: store it now)\n`);
         return 0;
       }
@@ -69,8 +70,8 @@ export const keysCommand: CliCommand = {
       if (!current) throw new UsageError(`no key ${target}`);
       if (current.action === 'revoke') throw new UsageError(`${target} is already revoked`);
       // The revoke carries the whole key so the projection stays a function of one event.
-      const event = validated({ ...current, action: 'revoke', ts: Math.max(Date.now(), current.ts) });
-      await append(log, codec, event);
+      const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts: Math.max(Date.now(), current.ts) });
+      await appendEvent(log, codec, TOPIC, event.keyId, event);
       stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
       return 0;
     } finally {
@@ -87,16 +88,6 @@ function parseCreate(values: { name?: string; plan?: string; scopes?: string }):
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPE_NAMES.join(', ')}`);
   return { name: values.name, plan, scopes: [...new Set(scopes)] };
-}
-
-function validated(event: ApiKeyEvent): ApiKeyEvent {
-  const parsed = ApiKeyEventSchema.safeParse(event);
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-  return parsed.data;
-}
-
-async function append(log: EventLog, codec: Codec, event: ApiKeyEvent): Promise<void> {
-  await log.append(TOPIC, [{ key: event.keyId, value: await codec.encode(TOPIC, event), timestamp: event.ts }]);
 }
 
 /** The latest event of every key, in log order (the topic has one partition). */
