@@ -1,38 +1,53 @@
 import Koa from 'koa';
 import type { Logger } from '../infra/logging.ts';
+import type { EventLog } from '../infra/log/port.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
+import type { ApiRoute } from './http/route.ts';
+import { mountRoutes } from './http/router.ts';
 import { KeyService } from './keys.ts';
-import { authenticate, authorize } from './middleware/auth.ts';
+import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
-import { healthRoutes, type HealthDeps } from './routes/health.ts';
-import { keyRoutes } from './routes/key.ts';
+import { apiRoutes } from './routes/index.ts';
 
-export type ApiDeps = HealthDeps & {
-  logger: Logger;
+export interface ApiDeps {
+  log: EventLog;
   store: AnalyticalStore<ProjectionTables>;
-  /** The clock of the key cache and the rate limiter; injected by tests to move time. */
+  logger: Logger;
+  startedAt: number;
+  /** The clock of the key cache, the rate limiter and the routes; injected by tests to move time. */
   now?: () => number;
-};
+  /** Routes mounted after the API's own (tests use it for stand-ins of later endpoints). */
+  extraRoutes?: readonly ApiRoute[];
+}
+
+export interface Api {
+  app: Koa;
+  routes: readonly ApiRoute[];
+  /** Stops what the routes run in the background (the analog index). */
+  close(): Promise<void>;
+}
 
 /**
- * The Koa application: cross-cutting middleware first, then the route groups. Order
- * matters: the caller is resolved before the rate limiter (which counts per key or IP and
- * sets its headers), and refused (401/403) only after it, so every response carries them.
+ * The Koa application: cross-cutting middleware first, then the routes. Order matters:
+ * the caller is resolved before the rate limiter (which counts per key or IP and sets its
+ * headers), and refused (401/402/403) only by each route's guard after it, so every
+ * response carries the headers and an unknown path answers 404 with or without a key.
  */
-export function createApp(deps: ApiDeps): Koa {
+export function createApi(deps: ApiDeps): Api {
+  const now = deps.now ?? Date.now;
   const app = new Koa();
-  const keys = new KeyService({ store: deps.store, now: deps.now });
+  const keys = new KeyService({ store: deps.store, now });
+  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt });
+  const all = [...routes, ...(deps.extraRoutes ?? [])];
+  const router = mountRoutes(all);
   app.use(requestId());
   app.use(errorHandler(deps.logger));
   app.use(authenticate(keys));
-  app.use(rateLimit({ now: deps.now }));
-  app.use(authorize());
-  for (const router of [healthRoutes(deps), keyRoutes()]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
-  return app;
+  app.use(rateLimit({ now }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return { app, routes: all, close };
 }

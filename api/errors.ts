@@ -16,10 +16,15 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** One problem of a request (details.issues); api/http/validate.ts says what each field holds. */
 export interface ValidationIssue {
   path: string;
   code: string;
   message: string;
+  expected?: string;
+  minimum?: number;
+  maximum?: number;
+  inclusive?: boolean;
 }
 
 /** An error meant for the client: its code picks the status, its message is safe to show. */

@@ -4,7 +4,11 @@ import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, columns, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
 import { apiKeys, type ApiKeyRow } from '../projections/tables/keys.ts';
-import { PLAN_NAMES, type PlanName } from '../schemas/records.ts';
+import { appendEvent, parseOrUsage } from '../infra/cli/control-events.ts';
+import type { EventLog } from '../infra/log/port.ts';
+import { TOPICS } from '../schemas/catalogue.ts';
+import type { Codec } from '../schemas/codec.ts';
+import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent, type PlanName } from '../schemas/records.ts';
 
 /** Live keys: the fixed prefix and 32 random bytes in base64url (43 characters). */
 export const API_KEY_PREFIX = 'svc_live_';
@@ -25,6 +29,23 @@ export function isWellFormedApiKey(value: string): boolean {
 /** Keys are stored and looked up by this digest only; the key itself is shown once, at creation. */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * Creates a key through its control event on control.keys, the one `tqa keys create` appends;
+ * the api_keys projection applies it within seconds. Returns the key: it is shown once, only
+ * its hash is stored.
+ */
+export async function issueApiKey(
+  log: EventLog,
+  codec: Codec,
+  grant: Pick<ApiKeyEvent, 'name' | 'plan' | 'scopes'>,
+  at = Date.now(),
+): Promise<{ id: string; key: string }> {
+  const key = generateApiKey();
+  const event = parseOrUsage(ApiKeyEventSchema, { ...grant, keyId: newKeyId(), action: 'create', keyHash: hashApiKey(key), createdAt: at, ts: at });
+  await appendEvent(log, codec, TOPICS.keys.name, event.keyId, event);
+  return { id: event.keyId, key };
 }
 
 /** A key as the API sees it. */

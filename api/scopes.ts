@@ -56,5 +56,10 @@ export const ENDPOINT_SCOPES: readonly EndpointScope[] = [
   { method: 'GET', path: '/v1/key', scope: 'keys:read' },
 ];
 
+/** The scope an endpoint needs, by its method and path template; null when it is not listed. */
+export function scopeOf(method: string, path: string): Scope | null {
+  return ENDPOINT_SCOPES.find((e) => e.method === method && e.path === path)?.scope ?? null;
+}
+
 /** Endpoints that need no key; they are rate-limited per client IP instead (spec §5.3). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', '/v1/models', '/v1/stream/info', '/openapi.json']);

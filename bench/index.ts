@@ -1,6 +1,7 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
 // its figures next to a baseline measured in the same run, so the ratios carry across machines.
 import { benchAnalogs } from './analogs.ts';
+import { benchApi } from './api.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchStore } from './store.ts';
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   analogs: benchAnalogs,
   store: benchStore,
   pipeline: benchPipeline,
+  api: benchApi,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -3,14 +3,14 @@ import { StoreError } from '../../infra/store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { hashApiKey, isWellFormedApiKey, type ApiKey, type KeyService } from '../keys.ts';
 import { planHasFeature, plansWith, type PlanFeature } from '../plans.ts';
-import { ENDPOINT_SCOPES, PUBLIC_PATHS, type Scope } from '../scopes.ts';
+import { PUBLIC_PATHS, type Scope } from '../scopes.ts';
 
 /** Who is calling: a valid key, or nobody (with why, for the 401 message). */
 export type Auth =
   | { kind: 'key'; key: ApiKey }
-  | { kind: 'anonymous'; reason: 'public' | 'missing' | 'malformed' | 'unknown' | 'revoked' };
+  | { kind: 'anonymous'; reason: 'public' | 'missing' | 'malformed' | 'unknown' | 'revoked' | 'unavailable' };
 
-const REASONS: Record<Exclude<Extract<Auth, { kind: 'anonymous' }>['reason'], 'public'>, string> = {
+const REASONS: Record<Exclude<Extract<Auth, { kind: 'anonymous' }>['reason'], 'public' | 'unavailable'>, string> = {
   missing: 'no API key: send Authorization: Bearer <key> or the x-api-key header',
   malformed: 'the API key is malformed',
   unknown: 'the API key is unknown',
@@ -41,7 +41,7 @@ function presentedKey(ctx: Context): string | null {
 
 /**
  * Resolves the caller into ctx.state.auth without refusing anything yet, so the rate
- * limiter can count refused requests too (per IP) and put its headers on the 401.
+ * limiter can count refused requests too (per IP) and put its headers on the 401 or 503.
  * Public endpoints are never looked up: they are limited per IP whatever the caller sends.
  */
 export function authenticate(keys: KeyService): Middleware {
@@ -59,7 +59,8 @@ async function resolve(ctx: Context, keys: KeyService): Promise<Auth> {
   try {
     key = await keys.findByHash(hashApiKey(presented));
   } catch (err) {
-    if (err instanceof StoreError) throw new ApiError('UPSTREAM_UNAVAILABLE', 'the key store is unavailable; retry');
+    // Refused later, by the route's guard, so the rate limiter still counts it and sets its headers.
+    if (err instanceof StoreError) return { kind: 'anonymous', reason: 'unavailable' };
     throw err;
   }
   if (key === null) return { kind: 'anonymous', reason: 'unknown' };
@@ -67,47 +68,21 @@ async function resolve(ctx: Context, keys: KeyService): Promise<Auth> {
   return { kind: 'key', key };
 }
 
-interface CompiledEndpoint {
-  method: string;
-  pattern: RegExp;
-  scope: Scope;
-}
-
-/** Fewest parameters first, so /narratives/rotation wins over /narratives/:slug. */
-const COMPILED: CompiledEndpoint[] = [...ENDPOINT_SCOPES]
-  .sort((a, b) => paramCount(a.path) - paramCount(b.path))
-  .map((e) => ({ method: e.method, scope: e.scope, pattern: new RegExp(`^${e.path.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`) }));
-
-function paramCount(path: string): number {
-  return path.split('/').filter((segment) => segment.startsWith(':')).length;
-}
-
-export function requiredScope(method: string, path: string): Scope | null {
-  return COMPILED.find((e) => e.method === method && e.pattern.test(path))?.scope ?? null;
-}
-
 /**
- * Refuses what authenticate() resolved: every non-public path needs a valid key (401),
- * and the scope ENDPOINT_SCOPES names for it (403).
+ * A route's guard: a valid key (401), the route's scope (403) and its plan feature (402),
+ * in that order. Public routes (scope null) pass. Unknown paths never reach a guard, so
+ * they answer 404 with or without a key.
  */
-export function authorize(): Middleware {
+export function authorizeRoute(scope: Scope | null, feature?: PlanFeature): Middleware {
   return async (ctx, next) => {
-    if (PUBLIC_PATHS.has(ctx.path)) return next();
+    if (scope === null) return next();
     const auth = authOf(ctx);
-    if (auth.kind !== 'key') throw new ApiError('UNAUTHORIZED', auth.reason === 'public' ? REASONS.missing : REASONS[auth.reason]);
-    const scope = requiredScope(ctx.method === 'HEAD' ? 'GET' : ctx.method, ctx.path);
-    if (scope !== null && !auth.key.scopes.includes(scope)) {
-      throw new ApiError('FORBIDDEN', `this key lacks the scope ${scope}`);
+    if (auth.kind !== 'key') {
+      if (auth.reason === 'unavailable') throw new ApiError('UPSTREAM_UNAVAILABLE', 'the key store is unavailable; retry');
+      throw new ApiError('UNAUTHORIZED', auth.reason === 'public' ? REASONS.missing : REASONS[auth.reason]);
     }
-    await next();
-  };
-}
-
-/** Route guard: 402 PLAN_REQUIRED when the key's plan does not include the feature. */
-export function requirePlanFeature(feature: PlanFeature): Middleware {
-  return async (ctx, next) => {
-    const key = keyOf(ctx);
-    if (!planHasFeature(key.plan, feature)) {
+    if (!auth.key.scopes.includes(scope)) throw new ApiError('FORBIDDEN', `this key lacks the scope ${scope}`);
+    if (feature !== undefined && !planHasFeature(auth.key.plan, feature)) {
       throw new ApiError('PLAN_REQUIRED', `${feature} needs the ${plansWith(feature).join(' or ')} plan`);
     }
     await next();

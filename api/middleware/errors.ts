@@ -1,10 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../infra/logging.ts';
+import { StoreError } from '../../infra/store/errors.ts';
 import { ApiError } from '../errors.ts';
 
 /**
  * Turns every failure into the spec's error body `{ error: { code, message, request_id } }`.
- * Unexpected errors become INTERNAL without their message or stack, which go to the log.
+ * A store that cannot be reached becomes UPSTREAM_UNAVAILABLE; anything else unexpected
+ * becomes INTERNAL without its message or stack, which go to the log.
  */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -17,7 +19,11 @@ export function errorHandler(logger: Logger): Middleware {
       }
     } catch (err) {
       const apiError =
-        err instanceof ApiError ? err : new ApiError('INTERNAL', 'unexpected error; retry the request');
+        err instanceof ApiError
+          ? err
+          : err instanceof StoreError && (err.retryable || err.code === 'STORE_CLOSED')
+            ? new ApiError('UPSTREAM_UNAVAILABLE', 'the analytical store is unavailable; retry')
+            : new ApiError('INTERNAL', 'unexpected error; retry the request');
       if (!(err instanceof ApiError)) logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);

@@ -1,35 +1,44 @@
-import Router from '@koa/router';
+import { defineRoute } from '../http/route.ts';
 import { keyOf } from '../middleware/auth.ts';
 import { WINDOW_MS } from '../middleware/rate-limit.ts';
 import { PLANS } from '../plans.ts';
+import { header, iso } from '../schemas/common.ts';
+import { KeySchema } from '../schemas/key.ts';
+import type { RouteGroup } from './group.ts';
 
-/** GET /v1/key: the calling key (spec §2.10). Never shows the key or its hash. */
-export function keyRoutes(): Router {
-  const router = new Router();
-  router.get('/v1/key', (ctx) => {
-    const key = keyOf(ctx);
-    const plan = PLANS[key.plan];
-    const rateLimit = { limit: plan.requestsPerMinute, window_seconds: WINDOW_MS / 1000 };
-    ctx.body = {
-      object: 'key',
-      id: key.id,
-      name: key.name,
-      dataset: 'live',
-      livemode: true,
-      mode: 'live',
-      scopes: key.scopes,
-      plan: key.plan,
-      plan_limits: {
-        rate_limit: rateLimit,
-        features: {
-          backtests: plan.features.backtests,
-          scanner_delay_minutes: plan.features.scannerDelayMinutes,
-          webhooks: plan.features.webhooks,
+/** GET /v1/key: the calling key (spec §2.10). */
+export function keyRoutes(): RouteGroup {
+  const describeKey = defineRoute({
+    method: 'GET',
+    path: '/v1/key',
+    operationId: 'getKey',
+    tag: 'Meta',
+    summary: 'The calling key',
+    description: 'Mode, dataset, scopes, plan, its rate limit and plan limits. The key itself is never shown again.',
+    response: { schema: KeySchema, description: 'The calling key.' },
+    handler: ({ ctx }) => {
+      const key = keyOf(ctx);
+      const plan = PLANS[key.plan];
+      const rateLimit = { limit: plan.requestsPerMinute, windowSeconds: WINDOW_MS / 1000 };
+      return {
+        ...header('key'),
+        id: key.id,
+        name: key.name,
+        mode: 'live' as const,
+        scopes: key.scopes,
+        plan: key.plan,
+        planLimits: {
+          rateLimit,
+          features: {
+            backtests: plan.features.backtests,
+            scannerDelayMinutes: plan.features.scannerDelayMinutes,
+            webhooks: plan.features.webhooks,
+          },
         },
-      },
-      rate_limit: rateLimit,
-      created_at: new Date(key.createdAt).toISOString(),
-    };
+        rateLimit,
+        createdAt: iso(key.createdAt),
+      };
+    },
   });
-  return router;
+  return { routes: [describeKey] };
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { column, columns, int64, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { column, columns, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { COHORT_KINDS, CohortMemberSchema, type CohortKind, type CohortMember } from '../../schemas/records/quant-social.ts';
-import type { ProjectionTables } from '../tables.ts';
+import { mentions, type ProjectionTables } from '../tables.ts';
 import { cohortEvents, cohorts, type CohortEventRow, type CohortRow } from '../tables/social.ts';
 
 const Members = z.array(CohortMemberSchema);
@@ -47,6 +47,25 @@ export interface CohortDetail extends CohortSummary {
   /** Newest first. */
   convergenceEvents: ConvergenceEventView[];
 }
+
+/** What a set of authors (a cohort's members) posted about tokens in a time window. */
+export interface CollectiveActivity {
+  /** Epoch ms, exclusive. */
+  from: number;
+  /** Epoch ms, inclusive. */
+  to: number;
+  /** Token mentions by the authors (one per post and token). */
+  mentions: number;
+  /** Authors with at least one mention. */
+  activeAuthors: number;
+  /** Distinct tokens mentioned. */
+  tokenCount: number;
+  /** The most mentioned tokens, most mentions first, then token id. */
+  topTokens: { tokenId: string; mentions: number; authors: number }[];
+}
+
+/** How many tokens collectiveActivity names by default. */
+const TOP_ACTIVITY_TOKENS = 10;
 
 /** How many convergence events getCohort returns by default. */
 const RECENT_EVENTS = 50;
@@ -119,5 +138,40 @@ function toEvent(row: CohortEventRow): ConvergenceEventView {
     windowMinutes: row.window_minutes,
     members: EventMembers.parse(JSON.parse(row.members)),
     score: row.score,
+  };
+}
+
+/**
+ * The mentions by `authorIds` in (from, to]: totals and the most mentioned tokens. The
+ * collective activity of a cohort is this over its members with a known author id.
+ */
+export async function collectiveActivity(
+  store: AnalyticalStore<ProjectionTables>,
+  authorIds: readonly string[],
+  from: number,
+  to: number,
+  topTokens: number = TOP_ACTIVITY_TOKENS,
+): Promise<CollectiveActivity> {
+  const ids = [...new Set(authorIds)];
+  if (ids.length === 0) return { from, to, mentions: 0, activeAuthors: 0, tokenCount: 0, topTokens: [] };
+  const author = column(mentions, 'author_id');
+  const token = column(mentions, 'token_id');
+  const where = sql`${author} IN ${list(ids)} AND ${column(mentions, 'ts')} > ${int64(from)} AND ${column(mentions, 'ts')} <= ${int64(to)}`;
+  const [totals] = await store.query<{ mentions: number; authors: number; tokens: number }>(
+    sql`SELECT count(*) AS mentions, count(DISTINCT ${author}) AS authors, count(DISTINCT ${token}) AS tokens
+        FROM ${table(mentions)} WHERE ${where}`,
+  );
+  const top = await store.query<{ token_id: string; mentions: number; authors: number }>(
+    sql`SELECT ${token} AS token_id, count(*) AS mentions, count(DISTINCT ${author}) AS authors
+        FROM ${table(mentions)} WHERE ${where}
+        GROUP BY ${token} ORDER BY mentions DESC, token_id LIMIT ${int64(topTokens)}`,
+  );
+  return {
+    from,
+    to,
+    mentions: totals?.mentions ?? 0,
+    activeAuthors: totals?.authors ?? 0,
+    tokenCount: totals?.tokens ?? 0,
+    topTokens: top.map((r) => ({ tokenId: r.token_id, mentions: r.mentions, authors: r.authors })),
   };
 }

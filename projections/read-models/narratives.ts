@@ -61,8 +61,9 @@ export interface RotationEntry {
 
 export interface Rotation {
   window: RotationWindow;
-  from: number;
-  to: number;
+  /** The window, epoch ms; null when no bucket is stored yet. */
+  from: number | null;
+  to: number | null;
   /** Largest change first; unknown changes last. */
   narratives: RotationEntry[];
 }
@@ -119,7 +120,7 @@ export async function getNarrative(store: Store, slug: string): Promise<Narrativ
 export async function rotation(store: Store, window: RotationWindow, end?: number): Promise<Rotation> {
   const length = DURATION_MS[window];
   const to = end ?? (await latestEnd(store));
-  if (to === null) return { window, from: 0, to: 0, narratives: [] };
+  if (to === null) return { window, from: null, to: null, narratives: [] };
   const from = to - length;
   const since = from - length;
   const start = column(def, 'bucket_start');

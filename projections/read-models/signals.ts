@@ -110,6 +110,21 @@ export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Prom
   };
 }
 
+/**
+ * The active signals on any of `tokenIds`, newest first, at most `limit` (a cohort's active
+ * signals are those on the tokens it converged on).
+ */
+export async function activeSignalsOn(store: ReadStore, tokenIds: readonly string[], limit: number): Promise<Signal[]> {
+  checkLimit(limit, MAX_SIGNALS_LIMIT);
+  if (tokenIds.length === 0) return [];
+  const rows = await store.query<SignalResult>(
+    sql`SELECT ${SELECT} FROM ${table(signals)}
+        WHERE ${column(signals, 'status')} = 'active' AND ${column(signals, 'token_id')} IN ${list([...new Set(tokenIds)])}
+        ORDER BY ${NEWEST_FIRST} LIMIT ${int64(limit)}`,
+  );
+  return rows.map(toSignal);
+}
+
 /** One signal with its prior firings (GET /v1/quant/signals/{id}); null when there is none. */
 export async function getSignal(store: ReadStore, id: string): Promise<SignalDetail | null> {
   const [row] = await store.query<SignalResult>(sql`SELECT ${SELECT} FROM ${table(signals)} WHERE ${signalId} = ${id}`);

@@ -2,7 +2,7 @@ import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragme
 import type { Chain } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { tokens } from '../tables.ts';
-import { isRuleField, latestSnapshots, type RuleField } from '../tables/quant.ts';
+import { isRuleField, latestSnapshots, snapshotHistory, type RuleField } from '../tables/quant.ts';
 import {
   allOf,
   checkDir,
@@ -58,10 +58,16 @@ export interface SnapshotResult {
   snapshot: string;
 }
 
-/** The rule field `name` as a column, refusing anything outside the allow-list. */
-export function ruleFieldColumn(name: string): { field: RuleField; column: SqlFragment } {
+/**
+ * The rule field `name` as a column, refusing anything outside the allow-list. Rule fields
+ * have the same column names in latest_snapshots and snapshot_history.
+ */
+export function ruleFieldColumn(
+  name: string,
+  def: typeof latestSnapshots | typeof snapshotHistory = latestSnapshots,
+): { field: RuleField; column: SqlFragment } {
   if (!isRuleField(name)) throw new ReadModelError('INVALID_FIELD', `unknown rule field ${JSON.stringify(name)}`);
-  return { field: name, column: column(latestSnapshots, name) };
+  return { field: name, column: column(def, name) };
 }
 
 export function selectSnapshots(sortField: RuleField): SqlFragment {
@@ -134,4 +140,13 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
         ? encodeCursor(ordering, filters, { value: typeof lastValue === 'number' ? lastValue : null, id: last.token_id })
         : null,
   };
+}
+
+/** The latest snapshot record of a token as the quant engine produced it; null before its first. */
+export async function latestSnapshot(store: ReadStore, tokenId: string): Promise<QuantSnapshot | null> {
+  const rows = await store.query<{ snapshot: string }>(
+    sql`SELECT ${columns(latestSnapshots, ['snapshot'])} FROM ${table(latestSnapshots)} WHERE ${column(latestSnapshots, 'token_id')} = ${tokenId}`,
+  );
+  // Written by the latest-snapshots projection from a validated record.
+  return rows[0] === undefined ? null : (JSON.parse(rows[0].snapshot) as QuantSnapshot);
 }

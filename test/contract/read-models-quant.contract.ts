@@ -1,12 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { latestSnapshotRow } from '../../projections/latest-snapshots.ts';
+import { ANALOG_DIMS, writeRawVector } from '../../processors/quant-engine/analogs/vector.ts';
+import { latestSnapshotRow, snapshotHistoryRow } from '../../projections/latest-snapshots.ts';
+import { analogCandidates } from '../../projections/read-models/analog-candidates.ts';
 import { ReadModelError } from '../../projections/read-models/cursor.ts';
-import { scan } from '../../projections/read-models/scan.ts';
-import { getSignal, signalFeed, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
-import { listTokens, type ListTokensQuery } from '../../projections/read-models/tokens.ts';
+import { datasetFreshness } from '../../projections/read-models/freshness.ts';
+import { MAX_SCAN_CONDITIONS, scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
+import { activeSignalsOn, getSignal, signalFeed, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
+import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
+import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
+import { latestSnapshot, listTokens, type ListTokensQuery } from '../../projections/read-models/tokens.ts';
 import { signalRow } from '../../projections/signals.ts';
 import type { ProjectionTables, TokenRow } from '../../projections/tables.ts';
+import type { SnapshotHistoryRow } from '../../projections/tables/quant.ts';
+import type { OutcomeRow } from '../../projections/tables/social.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
@@ -309,7 +316,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         expect(await refusal(scan(store, { ...base, sort: 'snapshot', rules: [] }))).toBe('INVALID_FIELD');
         const badOp = { field: 'momentum', op: '= 1 OR 1 =' as '>', value: 1 };
         expect(await refusal(scan(store, { ...base, rules: [badOp] }))).toBe('INVALID_ARGUMENT');
-        const many = Array.from({ length: 13 }, () => ({ field: 'momentum', op: '>' as const, value: 1 }));
+        const many = Array.from({ length: MAX_SCAN_CONDITIONS + 1 }, () => ({ field: 'momentum', op: '>' as const, value: 1 }));
         expect(await refusal(scan(store, { ...base, rules: many }))).toBe('INVALID_ARGUMENT');
         expect(await refusal(scan(store, { ...base, rules: [], limit: 201 }))).toBe('INVALID_ARGUMENT');
       });
@@ -386,10 +393,266 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         expect(detail?.priorFirings[0].signalId).toBe(`sig_${(200).toString(16).padStart(6, '0')}`);
       });
 
+      it('lists the active signals on a set of tokens, newest first, up to a limit', async () => {
+        const active = async (tokenIds: string[], limit: number) => (await activeSignalsOn(store, tokenIds, limit)).map((x) => x.signalId);
+        expect(await active(['tk_a', 'tk_b'], 100)).toEqual(['sig_000006', 'sig_000005', 'sig_000003', 'sig_000002']);
+        expect(await active(['tk_a', 'tk_a'], 100)).toEqual(['sig_000005', 'sig_000002']);
+        expect(await active(['tk_a', 'tk_b'], 2)).toEqual(['sig_000006', 'sig_000005']);
+        expect(await active(['tk_none'], 100)).toEqual([]);
+        expect(await active([], 100)).toEqual([]);
+        expect(await refusal(activeSignalsOn(store, ['tk_a'], 0))).toBe('INVALID_ARGUMENT');
+      });
+
+      it('gives the metadata rows of tokens by id in one map, leaving out unknown ids', async () => {
+        const rows = await tokenRowsByIds(store, ['tk_b', 'tk_a', 'tk_b', 'tk_none']);
+        expect([...rows.keys()].sort()).toEqual(['tk_a', 'tk_b']);
+        expect(rows.get('tk_b')).toEqual(tokenMeta('tk_b', 'Beta', 'base'));
+        expect((await tokenRowsByIds(store, [])).size).toBe(0);
+      });
+
       it('refuses a min_score on a name that is not a score', async () => {
         const minScore = { score: 'price_usd' as ScoreName, value: 1 };
         expect(await refusal(signalFeed(store, { status: 'all', limit: 5, minScore }))).toBe('INVALID_FIELD');
         expect(await refusal(signalFeed(store, { status: 'any' as 'all', limit: 5 }))).toBe('INVALID_ARGUMENT');
+      });
+    });
+
+    describe('datasetFreshness', () => {
+      const minute = 60_000;
+      const fresh = (tokenId: string, ts: number, sourceLastEventAt: number | null, marketLastAt: number | null): QuantSnapshot => {
+        const value = snapshot(tokenId, { ts });
+        return { ...value, freshness: { ...value.freshness, sourceLastEventAt, marketLastAt } };
+      };
+
+      it('is all null before any snapshot', async () => {
+        expect(await datasetFreshness(store)).toEqual({ latestSnapshotAt: null, sourceLastEventAt: null, marketLastAt: null });
+      });
+
+      it('finds the newest times behind any snapshot, reading past the first rows until no older one can be later', async () => {
+        // The 71st newest snapshot holds the latest market time; the newer ones saw older ticks.
+        await putSnapshots(
+          Array.from({ length: 150 }, (_, i) => {
+            const ts = T0 - i * minute;
+            return fresh(`tk_f${String(i).padStart(3, '0')}`, ts, ts - 10 * minute, i === 70 ? ts : i < 70 ? ts - 200 * minute : null);
+          }),
+        );
+        expect(await datasetFreshness(store)).toEqual({ latestSnapshotAt: T0, sourceLastEventAt: T0 - 10 * minute, marketLastAt: T0 - 70 * minute });
+      });
+
+      it('continues across snapshots of the same time, ordered by token id', async () => {
+        await putSnapshots(
+          Array.from({ length: 100 }, (_, i) => fresh(`tk_t${String(i).padStart(3, '0')}`, T0, T0 - 5 * minute, i === 99 ? T0 - minute : null)),
+        );
+        expect(await datasetFreshness(store)).toEqual({ latestSnapshotAt: T0, sourceLastEventAt: T0 - 5 * minute, marketLastAt: T0 - minute });
+      });
+    });
+
+    describe('token references', () => {
+      const EVM = '0x65e26f382862bbafffe3c33384e0dc8adf63ea9b';
+      const SOL = 'MBTiL5cmvZU7dbtggpwT1b44Tw62dguDsrrjCApump';
+      const meta = (tokenId: string, symbol: string, chain: Chain, address: string): TokenRow => ({ ...tokenMeta(tokenId, symbol, chain), symbol, address });
+      const resolved = async (ref: string) => (await resolveTokenRef(store, ref))?.token_id ?? null;
+
+      beforeEach(async () => {
+        await store.upsert('tokens', [
+          // One contract deployed on two chains under one symbol, written in different cases.
+          meta('tk_a', 'Pepe', 'base', EVM.replace('0x65e2', '0x65E2')),
+          meta('tk_b', 'PEPE', 'eth', EVM),
+          meta('tk_c', 'BONK', 'solana', SOL),
+          // A shared symbol without snapshots: the smallest id wins.
+          meta('tk_e', 'TWIN', 'bnb', `0x${'e'.repeat(40)}`),
+          meta('tk_d', 'TWIN', 'arc', `0x${'d'.repeat(40)}`),
+        ]);
+        await putSnapshots([
+          snapshot('tk_a', { features: { mentions_24h: 5 } }),
+          snapshot('tk_b', { features: { mentions_24h: 9 } }),
+          snapshot('tk_c', { features: { mentions_24h: null } }),
+        ]);
+      });
+
+      it('resolves every form, symbols and EVM addresses ignoring case', async () => {
+        expect(await resolved('tk_a')).toBe('tk_a');
+        expect(await resolved('tk_c')).toBe('tk_c');
+        expect(await resolved('$bonk')).toBe('tk_c');
+        expect(await resolved('BONK')).toBe('tk_c');
+        expect(await resolved(`base:${EVM}`)).toBe('tk_a');
+        expect(await resolved(`ETH:${EVM.toUpperCase().replace('0X', '0x')}`)).toBe('tk_b');
+        expect(await resolved(`solana:${SOL}`)).toBe('tk_c');
+        expect(await resolved(SOL)).toBe('tk_c');
+        expect(await resolveTokenRef(store, 'tk_c')).toEqual(meta('tk_c', 'BONK', 'solana', SOL));
+      });
+
+      it('picks the most active of several tokens: most mentions in 24h, then the smallest id', async () => {
+        expect(await resolved('$PEPE')).toBe('tk_b');
+        expect(await resolved('pepe')).toBe('tk_b');
+        expect(await resolved(EVM)).toBe('tk_b');
+        expect(await resolved('TWIN')).toBe('tk_d');
+        await putSnapshots([snapshot('tk_a', { features: { mentions_24h: 12 } })]);
+        expect(await resolved('$PEPE')).toBe('tk_a');
+        // An unknown count ranks below any known one.
+        await putSnapshots([snapshot('tk_e', { features: { mentions_24h: 0 } })]);
+        expect(await resolved('TWIN')).toBe('tk_e');
+      });
+
+      it('finds nothing for unknown tokens, other chains, a Solana address in another case, or what is no reference', async () => {
+        for (const ref of ['tk_z', '$DOGE', `arc:${EVM}`, `0x${'f'.repeat(40)}`, SOL.toLowerCase(), `solana:${SOL.toUpperCase()}`, '$$$', "x' OR '1'='1"]) {
+          expect(await resolved(ref), ref).toBeNull();
+        }
+      });
+    });
+
+    describe('latestSnapshot', () => {
+      it('gives the record as produced, or null before the first', async () => {
+        const value = snapshot('tk_a', { scores: { momentum: 12.5 }, features: { price_change_1h: 0.01 } });
+        await putSnapshots([value]);
+        expect(await latestSnapshot(store, 'tk_a')).toEqual(value);
+        expect(await latestSnapshot(store, 'tk_b')).toBeNull();
+      });
+    });
+
+    describe('scanAsOf', () => {
+      const minute = 60_000;
+      const at = (tokenId: string, ts: number, spec: SnapshotSpec): QuantSnapshot => ({
+        ...snapshot(tokenId, { ...spec, ts }),
+        snapshotId: `snap_${Buffer.from(`${tokenId}@${ts}`).toString('hex')}`,
+      });
+      const putHistory = (values: QuantSnapshot[]) => store.upsert('snapshot_history', values.map(snapshotHistoryRow));
+
+      beforeEach(async () => {
+        await putHistory([
+          at('tk_a', T0, { scores: { momentum: 10 } }),
+          at('tk_a', T0 + 5 * minute, { scores: { momentum: 80, crowding: 20 }, features: { price_change_1h: 0.05 } }),
+          at('tk_a', T0 + 10 * minute, { scores: { momentum: 5 } }),
+          at('tk_b', T0, { scores: { momentum: 60, crowding: null }, chain: 'base' }),
+          at('tk_c', T0 + 5 * minute, { scores: { momentum: null, crowding: 50 }, narrative: 'memes' }),
+          // Only after the cutoff: not scanned.
+          at('tk_d', T0 + 9 * minute, { scores: { momentum: 99, crowding: 1 } }),
+        ]);
+      });
+
+      const asOf = async (query: Partial<ScanQuery>, cutoff = T0 + 7 * minute) =>
+        (await scanAsOf(store, { rules: [], sort: 'momentum', sortDir: 'desc', limit: 200, ...query }, cutoff)).map((r) => [r.tokenId, r.ts]);
+
+      it("scans each token's latest snapshot at or before the cutoff", async () => {
+        expect(await asOf({})).toEqual([
+          ['tk_a', T0 + 5 * minute],
+          ['tk_b', T0],
+          ['tk_c', T0 + 5 * minute],
+        ]);
+        expect(await asOf({}, T0 + 10 * minute)).toEqual([
+          ['tk_d', T0 + 9 * minute],
+          ['tk_b', T0],
+          ['tk_a', T0 + 10 * minute],
+          ['tk_c', T0 + 5 * minute],
+        ]);
+        expect(await asOf({}, T0 - 1)).toEqual([]);
+      });
+
+      it('applies rules to that snapshot, never passing a null, with filters, sort and limit', async () => {
+        expect(await asOf({ rules: [{ field: 'momentum', op: '>=', value: 50 }] })).toEqual([
+          ['tk_a', T0 + 5 * minute],
+          ['tk_b', T0],
+        ]);
+        // tk_a's newest snapshot would fail this; the one at the cutoff passes.
+        expect(await asOf({ rules: [{ field: 'price_change_1h', op: '>', value: 0 }] })).toEqual([['tk_a', T0 + 5 * minute]]);
+        for (const op of ['>', '<'] as const) {
+          expect(await asOf({ rules: [{ field: 'crowding', op, value: op === '>' ? -1e9 : 1e9 }] })).toEqual([
+            ['tk_a', T0 + 5 * minute],
+            ['tk_c', T0 + 5 * minute],
+          ]);
+        }
+        expect(await asOf({ chains: ['base'] })).toEqual([['tk_b', T0]]);
+        expect(await asOf({ narrative: 'memes' })).toEqual([['tk_c', T0 + 5 * minute]]);
+        expect(await asOf({ sort: 'crowding', sortDir: 'asc', limit: 2 })).toEqual([
+          ['tk_a', T0 + 5 * minute],
+          ['tk_c', T0 + 5 * minute],
+        ]);
+      });
+
+      it('gives rows of the same shape and values as the live scan', async () => {
+        const latest = [at('tk_a', T0 + 10 * minute, { scores: { momentum: 5 } }), at('tk_b', T0, { scores: { momentum: 60 }, chain: 'base' })];
+        await putSnapshots(latest);
+        await store.upsert('snapshot_history', latest.map(snapshotHistoryRow));
+        const query: ScanQuery = { rules: [{ field: 'momentum', op: '>', value: 0 }], sort: 'momentum', sortDir: 'asc', limit: 10, chains: ['solana', 'base'] };
+        const live = await scan(store, { ...query });
+        expect(live.map((r) => r.tokenId)).toEqual(['tk_a', 'tk_b']);
+        expect((await scanAsOf(store, query, T0 + 10 * minute)).filter((r) => r.tokenId !== 'tk_d')).toEqual(live);
+        expect(live[1].values.momentum).toBe(60);
+        expect(live[1].values.price_change_1h).toBeNull();
+      });
+
+      it('refuses what the live scan refuses', async () => {
+        const base = { sort: 'momentum', sortDir: 'desc', limit: 10, rules: [] } as const;
+        expect(await refusal(scanAsOf(store, { ...base, sort: 'snapshot_id' }, T0))).toBe('INVALID_FIELD');
+        expect(await refusal(scanAsOf(store, { ...base, rules: [{ field: 'version', op: '>', value: 0 }] }, T0))).toBe('INVALID_FIELD');
+        expect(await refusal(scanAsOf(store, { ...base, limit: 0 }, T0))).toBe('INVALID_ARGUMENT');
+      });
+    });
+
+    describe('analogCandidates', () => {
+      const hour = 3_600_000;
+      const outcome = (subjectId: string, tokenId: string, ts: number, over: Partial<OutcomeRow> = {}): OutcomeRow => ({
+        outcome_id: `out_${subjectId}_${over.horizon ?? '24h'}_${over.subject_kind ?? 'snapshot'}`,
+        subject_kind: 'snapshot',
+        subject_id: subjectId,
+        token_id: tokenId,
+        subject_ts: ts,
+        horizon: '24h',
+        entry_price: 1,
+        forward_return: 0.1,
+        max_drawdown: -0.05,
+        peak_return: 0.2,
+        time_to_peak_ms: hour,
+        died: false,
+        last_price: 1.1,
+        resolved_at: ts + 24 * hour,
+        ...over,
+      });
+      const history = (snapshotId: string, tokenId: string, ts: number, spec: SnapshotSpec): SnapshotHistoryRow =>
+        snapshotHistoryRow({ ...snapshot(tokenId, { ...spec, ts }), snapshotId });
+
+      it("joins snapshots with their resolved 24h outcomes, in resolution order, with the engine's vector", async () => {
+        const features = { price_change_1h: 0.02, volume_acceleration: 1.5, liquidity_usd: 250_000 };
+        await store.upsert('snapshot_history', [
+          history('snap_01', 'tk_a', T0 + hour, { scores: { momentum: 40, crowding: 10, early_quality: 70, narrative_velocity: 55 }, features }),
+          history('snap_02', 'tk_b', T0, { scores: { momentum: null }, features: { price_change_1h: -0.01 } }),
+          history('snap_03', 'tk_a', T0 + 2 * hour, {}),
+          history('snap_04', 'tk_c', T0, {}),
+        ]);
+        await store.upsert('outcomes', [
+          outcome('snap_01', 'tk_a', T0 + hour),
+          outcome('snap_02', 'tk_b', T0, { forward_return: null, max_drawdown: null, died: true }),
+          // Not candidates: another horizon, another kind of subject, and an outcome whose snapshot is not stored.
+          outcome('snap_03', 'tk_a', T0 + 2 * hour, { horizon: '1h', resolved_at: T0 + 3 * hour }),
+          outcome('snap_04', 'tk_c', T0, { subject_kind: 'call' }),
+          outcome('snap_09', 'tk_c', T0),
+        ]);
+        const c = await analogCandidates(store);
+        expect(c.count).toBe(2);
+        expect(c.snapshotId).toEqual(['snap_02', 'snap_01']);
+        expect(c.tokenId).toEqual(['tk_b', 'tk_a']);
+        expect([...c.ts]).toEqual([T0, T0 + hour]);
+        expect([...c.resolvedAt]).toEqual([T0 + 24 * hour, T0 + 25 * hour]);
+        expect([...c.return24h]).toEqual([NaN, 0.1]);
+        expect([...c.maxDrawdown24h]).toEqual([NaN, -0.05]);
+        const expected = new Float64Array(2 * ANALOG_DIMS);
+        writeRawVector(
+          { momentum: null, crowding: null, earlyQuality: null, narrativeVelocity: null, priceChange1h: -0.01, volumeAcceleration: null, liquidityUsd: null },
+          expected,
+          0,
+        );
+        writeRawVector(
+          { momentum: 40, crowding: 10, earlyQuality: 70, narrativeVelocity: 55, priceChange1h: 0.02, volumeAcceleration: 1.5, liquidityUsd: 250_000 },
+          expected,
+          ANALOG_DIMS,
+        );
+        expect([...c.raw]).toEqual([...expected]);
+      });
+
+      it('is empty for an empty store', async () => {
+        const c = await analogCandidates(store);
+        expect(c.count).toBe(0);
+        expect(c.raw).toHaveLength(0);
       });
     });
   });

@@ -7,10 +7,10 @@ import { cohortsProjection } from '../../projections/cohorts.ts';
 import { narrativesProjection } from '../../projections/narratives.ts';
 import { outcomesProjection } from '../../projections/outcomes.ts';
 import { authorMetrics } from '../../projections/read-models/authors.ts';
-import { getCohort, listCohorts } from '../../projections/read-models/cohorts.ts';
+import { collectiveActivity, getCohort, listCohorts } from '../../projections/read-models/cohorts.ts';
 import { getNarrative, heatmap, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
 import type { RecordMeta } from '../../projections/runtime/projection.ts';
-import type { ProjectionTables } from '../../projections/tables.ts';
+import type { MentionRow, ProjectionTables } from '../../projections/tables.ts';
 import {
   outcomes,
   type AuthorMetricsRow,
@@ -222,9 +222,59 @@ export function describeReadModelsSocialContract(name: string, factory: Migrated
         expect(await getCohort(store, 'cohort_missing', viewer)).toBeNull();
         expect((await getCohort(store, 'cohort_auto', { viewerKeyId: 'key_z' }))?.convergenceEvents).toEqual([]);
       });
+
+      it("sums a set of authors' mentions in a window: totals and the most mentioned tokens", async () => {
+        const mention = (n: number, author: string, token: string, ts: number): MentionRow => ({
+          mention_id: `mn_${n}`,
+          post_id: `p${n}`,
+          author_id: author,
+          author_handle: author,
+          token_id: token,
+          ref: token,
+          ref_kind: 'id',
+          post_kind: 'post',
+          engagement: 0,
+          ts,
+        });
+        await store.upsert('mentions', [
+          mention(1, 'a1', 'tk_a', D0 + 1),
+          mention(2, 'a1', 'tk_a', D0 + 2),
+          mention(3, 'a2', 'tk_a', D0 + 3),
+          mention(4, 'a2', 'tk_b', D0 + H),
+          mention(5, 'a3', 'tk_c', D0 + 4),
+          // Outside the window (from exclusive, to inclusive) or by someone else.
+          mention(6, 'a1', 'tk_b', D0),
+          mention(7, 'a1', 'tk_b', D0 + H + 1),
+          mention(8, 'zz', 'tk_a', D0 + 5),
+        ]);
+        expect(await collectiveActivity(store, ['a1', 'a2', 'a3', 'a1'], D0, D0 + H)).toEqual({
+          from: D0,
+          to: D0 + H,
+          mentions: 5,
+          activeAuthors: 3,
+          tokenCount: 3,
+          topTokens: [
+            { tokenId: 'tk_a', mentions: 3, authors: 2 },
+            { tokenId: 'tk_b', mentions: 1, authors: 1 },
+            { tokenId: 'tk_c', mentions: 1, authors: 1 },
+          ],
+        });
+        expect((await collectiveActivity(store, ['a1', 'a2'], D0, D0 + H, 1)).topTokens).toEqual([{ tokenId: 'tk_a', mentions: 3, authors: 2 }]);
+        expect(await collectiveActivity(store, ['nobody'], D0, D0 + H)).toMatchObject({ mentions: 0, activeAuthors: 0, tokenCount: 0, topTokens: [] });
+        expect(await collectiveActivity(store, [], D0, D0 + H)).toMatchObject({ mentions: 0, topTokens: [] });
+      });
     });
 
     describe('narratives', () => {
+      it('has no rotation window before any bucket', async () => {
+        const { store: empty, cleanup: done } = await factory();
+        try {
+          expect(await rotation(empty, '24h')).toEqual({ window: '24h', from: null, to: null, narratives: [] });
+        } finally {
+          await done();
+        }
+      });
+
       it('maps each narrative to its latest bucket', async () => {
         const map = await narrativeMap(store);
         expect(map.map((n) => [n.narrative, n.bucketStart])).toEqual([

@@ -3,10 +3,10 @@ import type { Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../api/app.ts';
-import { requirePlanFeature } from '../../api/middleware/auth.ts';
+import { createApi, type Api } from '../../api/app.ts';
+import { defineRoute } from '../../api/http/route.ts';
+import { z } from 'zod';
 import { keysCommand } from '../../infra/cli/commands/keys.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
@@ -39,6 +39,7 @@ let log: FileEventLog;
 let store: AnalyticalStore<ProjectionTables>;
 let projections: ProjectionSet;
 let server: Server;
+let api: Api;
 let base: string;
 let now = T0;
 
@@ -87,21 +88,26 @@ beforeAll(async () => {
   log = embedded.log;
   store = await openStore(config, silentLogger);
   projections = startProjections([apiKeysProjection], { log, codec: embedded.codec, store, logger: silentLogger, deadLetters: 'produce' });
-  const app = createApp({ log, store, startedAt: T0, logger: silentLogger, now: () => now });
   // A stand-in for the backtests route: only its guards matter here.
-  const backtests = new Router();
-  backtests.post('/v1/quant/backtests', requirePlanFeature('backtests'), (ctx) => {
-    ctx.status = 202;
-    ctx.body = { object: 'backtest_run', status: 'queued' };
+  const backtests = defineRoute({
+    method: 'POST',
+    path: '/v1/quant/backtests',
+    operationId: 'createBacktestStandIn',
+    tag: 'Test',
+    summary: 'stand-in',
+    planFeature: 'backtests',
+    response: { status: 202, schema: z.object({ object: z.string(), status: z.string() }), description: 'queued' },
+    handler: () => ({ object: 'backtest_run', status: 'queued' }),
   });
-  app.use(backtests.routes());
-  server = app.listen(0);
+  api = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, extraRoutes: [backtests] });
+  server = api.app.listen(0);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await api?.close();
   await projections?.stop();
   await store?.close();
   await log?.close();
@@ -191,6 +197,24 @@ describe('API keys, scopes, plans and rate limits', () => {
     expect(recovered.status).toBe(200);
     expect(recovered.headers.get('ratelimit-remaining')).toBe('59');
     expect(recovered.headers.get('retry-after')).toBeNull();
+  });
+
+  it('answers 503 UPSTREAM_UNAVAILABLE with every header when the store is down', async () => {
+    now = T0 + 660_000;
+    const downStore = await openStore(config, silentLogger, { duckdbPath: join(dir, 'down.duckdb') });
+    await downStore.close();
+    const down = createApi({ log, store: downStore, startedAt: T0, logger: silentLogger, now: () => now });
+    const downServer = down.app.listen(0);
+    await new Promise<void>((resolve) => downServer.once('listening', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(downServer.address() as AddressInfo).port}/v1/key`, {
+        headers: bearer(`svc_live_${'C'.repeat(43)}`),
+      });
+      await expectError(res, 503, 'UPSTREAM_UNAVAILABLE');
+    } finally {
+      await new Promise<void>((resolve) => downServer.close(() => resolve()));
+      await down.close();
+    }
   });
 
   it('keeps public endpoints keyless and limited per IP', async () => {

@@ -107,7 +107,7 @@ async function errorLogTail(dir: string): Promise<string> {
   return text.slice(-2000);
 }
 
-function freePorts(count: number): Promise<number[]> {
+export function freePorts(count: number): Promise<number[]> {
   const one = (): Promise<{ port: number; close: () => Promise<void> }> =>
     new Promise((resolve, reject) => {
       const server = createServer();

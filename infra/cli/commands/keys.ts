@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { generateApiKey, hashApiKey, newKeyId } from '../../../api/keys.ts';
+import { issueApiKey } from '../../../api/keys.ts';
 import { isScope, SCOPE_NAMES } from '../../../api/scopes.ts';
 import { TOPICS } from '../../../schemas/catalogue.ts';
 import type { Codec } from '../../../schemas/codec.ts';
@@ -45,11 +45,8 @@ export const keysCommand: CliCommand = {
     const { log, codec, close } = await openLogServices(config, logger);
     try {
       if (create) {
-        const key = generateApiKey();
-        const ts = Date.now();
-        const event = parseOrUsage(ApiKeyEventSchema, { ...create, keyId: newKeyId(), action: 'create', keyHash: hashApiKey(key), createdAt: ts, ts });
-        await appendEvent(log, codec, TOPIC, event.keyId, event);
-        stdout.write(values.json ? JSON.stringify({ id: event.keyId, key }) + '\n' : `${event.keyId}\n${key}\n(shown once: store it now)\n`);
+        const { id, key } = await issueApiKey(log, codec, create);
+        stdout.write(values.json ? JSON.stringify({ id, key }) + '\n' : `${id}\n${key}\n(shown once: store it now)\n`);
         return 0;
       }
       const keys = await currentKeys(log, codec);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApp } from '../../../api/app.ts';
+import { createApi } from '../../../api/app.ts';
+import { ensureDemoKey } from '../../../api/demo-key.ts';
 import { PROCESSORS } from '../../../processors/index.ts';
 import { CheckpointStore } from '../../../processors/runtime/checkpoints.ts';
 import { ProcessorRuntime } from '../../../processors/runtime/runtime.ts';
@@ -20,7 +21,7 @@ export const startCommand: CliCommand = {
   name: 'start',
   summary: 'run the service: every role, or the ones named with --roles',
   usage: `tqa start [--roles ${ROLES.join(',')}]`,
-  async run(args, { config, logger }) {
+  async run(args, { config, logger, stdout }) {
     const { values } = parseArgs({ args, options: { roles: { type: 'string', default: ROLES.join(',') } } });
     const roles = values.roles.split(',').map((r) => r.trim());
     const unknown = roles.filter((r) => !ROLES.includes(r as Role));
@@ -49,11 +50,19 @@ export const startCommand: CliCommand = {
     // Last: the projections and the API (stopped first, unshifted) are done with it.
     if (store) stops.push(() => store.close());
     if (store && roles.includes('api')) {
-      const app = createApp({ log: services.log, store, startedAt: Date.now(), logger: logger.child({ role: 'api' }) });
-      const server = app.listen(config.PORT);
+      const apiLogger = logger.child({ role: 'api' });
+      const api = createApi({ log: services.log, store, startedAt: Date.now(), logger: apiLogger });
+      const server = api.app.listen(config.PORT);
       await new Promise<void>((resolve) => server.once('listening', resolve));
       logger.info({ port: config.PORT }, 'API listening');
-      stops.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      stops.unshift(async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await api.close();
+      });
+      // A convenience for a first look at the API: the service runs on without it.
+      await ensureDemoKey({ log: services.log, codec: services.codec, dataDir: config.TQA_DATA_DIR, stdout, logger: apiLogger }).catch(
+        (err: unknown) => apiLogger.error({ err }, 'demo API key not created'),
+      );
     }
     if (roles.includes('feeds') && config.TQA_SIM === 'auto') {
       const feedLogger = logger.child({ role: 'feeds' });

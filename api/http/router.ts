@@ -1,0 +1,67 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { z } from 'zod';
+import { ReadModelError } from '../../projections/read-models/cursor.ts';
+import { ApiError, type ValidationIssue } from '../errors.ts';
+import { authorizeRoute } from '../middleware/auth.ts';
+import { scopeOf } from '../scopes.ts';
+import { readJsonBody } from './body.ts';
+import type { ApiRoute } from './route.ts';
+import { issuesOf, singleValuedQuery, validationError, type Location } from './validate.ts';
+import { toWire } from './wire.ts';
+
+/**
+ * Mounts routes on one @koa/router, each behind its guards: key and scope (401/403), plan
+ * (402), then validation of path, query and body (400), then the handler, whose camelCase
+ * result is serialised to snake_case. allowedMethods() answers a known path with a wrong
+ * method: the error handler turns its bare 405 into METHOD_NOT_ALLOWED with `Allow`.
+ */
+export function mountRoutes(routes: readonly ApiRoute[]): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const scope = route.public ? null : scopeOf(route.method, route.path);
+    if (!route.public && scope === null) throw new Error(`${route.method} ${route.path} has no scope in api/scopes.ts`);
+    router.register(route.path, [route.method], [authorizeRoute(scope, route.planFeature), handle(route)]);
+  }
+  return router;
+}
+
+function handle(route: ApiRoute): Middleware {
+  return async (ctx) => {
+    const issues: ValidationIssue[] = [];
+    const parse = <S extends z.ZodType>(location: Location, schema: S | undefined, value: unknown): z.output<S> | undefined => {
+      if (schema === undefined) return undefined;
+      const result = schema.safeParse(value);
+      if (result.success) return result.data;
+      issues.push(...issuesOf(location, result.error));
+      return undefined;
+    };
+    const params = parse('path', route.params, ctx.params);
+    const query = singleValuedQuery(ctx.query);
+    issues.push(...query.issues);
+    // A route without query parameters still refuses unknown ones.
+    const parsedQuery = route.query ? parse('query', route.query, query.values) : refuseAny('query', query.values, issues);
+    const body = route.body ? parse('body', route.body, await readJsonBody(ctx)) : undefined;
+    if (issues.length > 0) throw validationError(issues);
+    try {
+      const result = await route.handler({ params: params ?? {}, query: parsedQuery ?? {}, body, ctx } as never);
+      ctx.status = route.statusOf?.(result) ?? route.response.status ?? 200;
+      ctx.body = route.raw ? result : toWire(result);
+    } catch (err) {
+      throw err instanceof ReadModelError ? readModelValidation(err) : err;
+    }
+  };
+}
+
+function refuseAny(location: Location, values: Record<string, string>, issues: ValidationIssue[]): undefined {
+  for (const name of Object.keys(values)) {
+    issues.push({ path: `${location}.${name}`, code: 'unrecognized_key', message: `unknown parameter ${JSON.stringify(name)}` });
+  }
+  return undefined;
+}
+
+/** A read model's refusal of what the schemas let through (e.g. a cursor of another query). */
+function readModelValidation(err: ReadModelError): ApiError {
+  const path = err.code === 'INVALID_CURSOR' ? 'query.cursor' : 'request';
+  return new ApiError('VALIDATION', err.message, { issues: [{ path, code: err.code.toLowerCase(), message: err.message }] });
+}

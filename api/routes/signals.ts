@@ -1,0 +1,90 @@
+import { signalRuleDocs } from '../../processors/quant-engine/signals/rules.ts';
+import { getSignal, signalFeed } from '../../projections/read-models/signals.ts';
+import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
+import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute } from '../http/route.ts';
+import { presentFiring, presentSignal } from '../presenters/signal.ts';
+import { header } from '../schemas/common.ts';
+import { SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
+import type { RouteDeps } from './deps.ts';
+import type { RouteGroup } from './group.ts';
+
+/** GET /v1/quant/signals and /v1/quant/signals/{id} (spec 2.4, 4.2). */
+export function signalRoutes({ store }: RouteDeps): RouteGroup {
+  const rules = new Map(signalRuleDocs().map((doc) => [doc.ruleVersion, doc]));
+
+  const feed = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/signals',
+    operationId: 'listSignals',
+    tag: 'Signals',
+    summary: 'Signal feed',
+    description:
+      'Signals newest first (by fire time, then id), cursor-paginated. Every filter must hold; minimums compare with the value at fire time, ' +
+      'and a signal whose value was unknown then never passes one. `created_after` takes ISO-8601 with an offset, or unix time: ' +
+      'below 10^11 seconds, from there on milliseconds. An unknown `token` answers 404.',
+    query: SignalFeedQuerySchema,
+    errors: ['NOT_FOUND'],
+    response: { schema: SignalListSchema, description: 'A page of signals.' },
+    handler: async ({ query }) => {
+      let tokenId: string | undefined;
+      if (query.token !== undefined) {
+        const token = await resolveTokenRef(store, query.token);
+        if (token === null) throw new ApiError('NOT_FOUND', `no token ${JSON.stringify(query.token)}`);
+        tokenId = token.token_id;
+      }
+      const page = await signalFeed(store, {
+        minScore: query.min_score,
+        types: query.signal_type,
+        chains: query.chain,
+        marketCap: query.market_cap,
+        liquidity: query.liquidity,
+        createdAfter: query.created_after,
+        status: query.status,
+        tokenId,
+        limit: query.limit,
+        cursor: query.cursor,
+      });
+      const tokens = await tokenRowsByIds(
+        store,
+        page.rows.map((s) => s.tokenId),
+      );
+      return {
+        ...header('list'),
+        data: page.rows.map((s) => presentSignal(s, tokens)),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
+      };
+    },
+  });
+
+  const detail = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/signals/:id',
+    operationId: 'getSignal',
+    tag: 'Signals',
+    summary: 'One signal with detail',
+    description:
+      'The signal with the conditions that held (threshold against actual), the feature snapshot it fired on, its analog summary, ' +
+      "earlier firings of its rule on the same token and the rule's documentation.",
+    params: SignalIdParamsSchema,
+    errors: ['NOT_FOUND'],
+    response: { schema: SignalDetailSchema, description: 'The signal.' },
+    handler: async ({ params }) => {
+      const found = await getSignal(store, params.id);
+      if (found === null) throw new ApiError('NOT_FOUND', `no signal ${params.id}`);
+      const { signal, priorFirings } = found;
+      const tokens = await tokenRowsByIds(store, [signal.tokenId]);
+      return {
+        ...presentSignal(signal, tokens),
+        conditions: signal.conditions,
+        features: signal.features,
+        priorFirings: { count: signal.priorFirings, data: priorFirings.map(presentFiring) },
+        rule: rules.get(signal.ruleVersion) ?? null,
+      };
+    },
+  });
+
+  return { routes: [feed, detail] };
+}

@@ -1,0 +1,273 @@
+import type { z } from 'zod';
+import { authorMetrics } from '../../projections/read-models/authors.ts';
+import { collectiveActivity, getCohort, listCohorts, type CohortSummary } from '../../projections/read-models/cohorts.ts';
+import { getNarrative, heatmap, narrativeMap, rotation, type NarrativeSummary } from '../../projections/read-models/narratives.ts';
+import { activeSignalsOn } from '../../projections/read-models/signals.ts';
+import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
+import type { TokenRow } from '../../projections/tables.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute } from '../http/route.ts';
+import { keyOf } from '../middleware/auth.ts';
+import { presentSignal } from '../presenters/signal.ts';
+import { presentToken } from '../presenters/token.ts';
+import { header, iso } from '../schemas/common.ts';
+import {
+  AuthorMetricsSchema,
+  COHORT_ACTIVE_SIGNALS_SHOWN,
+  COHORT_ACTIVITY_HOURS,
+  CohortListQuerySchema,
+  CohortListSchema,
+  CohortParamsSchema,
+  CohortSchema,
+  CohortSummarySchema,
+  CONVERGENCE_EVENTS_SHOWN,
+  HandleParamsSchema,
+  HeatmapQuerySchema,
+  NarrativeHeatmapSchema,
+  NarrativeListSchema,
+  NarrativeParamsSchema,
+  NarrativeRotationSchema,
+  NarrativeSchema,
+  RotationQuerySchema,
+} from '../schemas/social.ts';
+import type { RouteDeps } from './deps.ts';
+import type { RouteGroup } from './group.ts';
+
+const HOUR_MS = 3_600_000;
+
+const tokenOf = (rows: ReadonlyMap<string, TokenRow>, id: string) => {
+  const row = rows.get(id);
+  return row === undefined ? null : presentToken(row);
+};
+
+function presentCohortSummary(c: CohortSummary): z.input<typeof CohortSummarySchema> {
+  return {
+    ...header('cohort'),
+    id: c.cohortId,
+    kind: c.kind,
+    name: c.name,
+    rule: c.rule,
+    ownerKeyId: c.ownerKeyId,
+    teamId: c.teamId,
+    version: c.version,
+    updatedAt: iso(c.ts),
+    memberCount: c.members.length,
+    members: c.members,
+  };
+}
+
+function presentNarrative(n: NarrativeSummary): z.input<typeof NarrativeSchema> {
+  return {
+    ...header('narrative'),
+    slug: n.narrative,
+    bucketStart: iso(n.bucketStart),
+    attentionShare: n.attentionShare,
+    attentionShare24h: n.attentionShare24h,
+    attentionShareChange24h: n.attentionShareChange24h,
+    theses: n.theses,
+    mentions: n.mentions,
+    uniqueAuthors: n.uniqueAuthors,
+    newAuthors: n.newAuthors,
+    authorGrowth: n.authorGrowth,
+    topTokens: n.topTokens,
+    topContributors: n.topContributors,
+  };
+}
+
+/** Authors, cohorts and narratives (spec 2.9, 4.3). */
+export function socialRoutes({ store, now }: RouteDeps): RouteGroup {
+  const author = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/users/:handle',
+    operationId: 'getAuthorMetrics',
+    tag: 'Authors',
+    summary: 'Author metrics',
+    description: "The author's latest point-in-time metrics. The handle is matched case-insensitively, with or without a leading @.",
+    params: HandleParamsSchema,
+    errors: ['NOT_FOUND'],
+    response: { schema: AuthorMetricsSchema, description: "The author's metrics." },
+    handler: async ({ params }) => {
+      const m = await authorMetrics(store, params.handle);
+      if (m === null) throw new ApiError('NOT_FOUND', `no author ${params.handle}`);
+      return {
+        ...header('author_metrics'),
+        authorId: m.authorId,
+        handle: m.handle,
+        asOf: iso(m.ts),
+        modelVersion: m.modelVersion,
+        calls: { total: m.callsTotal, unpriced: m.callsUnpriced, resolved: m.resolvedCalls, hits: m.hits },
+        // The rate and its interval are null together: both need a resolved call.
+        hitRate:
+          m.hitRate === null || m.hitRateLow === null || m.hitRateHigh === null
+            ? null
+            : { value: m.hitRate, low: m.hitRateLow, high: m.hitRateHigh, confidenceLevel: 0.95 as const },
+        medianLeadTimeMs: m.medianLeadTimeMs,
+        leadTimeSamples: m.leadTimeSamples,
+        falsePositiveRate: m.falsePositiveRate,
+        medianMaxDrawdown24h: m.medianMaxDrawdown24h,
+        medianReturn24h: m.medianReturn24h,
+        consistency: m.consistency,
+        activeWeeks: m.activeWeeks,
+        outcomeVolatility: m.outcomeVolatility,
+        sectorStrength: m.sectorStrength,
+        researchScore: m.researchScore,
+        confidence: m.confidence,
+        confidenceReason: m.confidenceReason,
+      };
+    },
+  });
+
+  const cohorts = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/cohorts',
+    operationId: 'listCohorts',
+    tag: 'Cohorts',
+    summary: 'Cohorts visible to the key',
+    description:
+      'Every auto cohort, plus the manual cohorts owned by the calling key. Keys belong to no team yet, so no cohort is visible through ' +
+      'team sharing. One page holds every cohort: auto first, then manual, each by name.',
+    query: CohortListQuerySchema,
+    response: { schema: CohortListSchema, description: 'The cohorts.' },
+    handler: async ({ query, ctx }) => {
+      const rows = await listCohorts(store, { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: null });
+      return { ...header('list'), data: rows.map(presentCohortSummary), hasMore: false, nextCursor: null, total: rows.length };
+    },
+  });
+
+  const cohort = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/cohorts/:id',
+    operationId: 'getCohort',
+    tag: 'Cohorts',
+    summary: 'One cohort',
+    description:
+      `Members, collective activity (members' mentions in the ${COHORT_ACTIVITY_HOURS} hours before the request), the tokens of its latest ` +
+      `${CONVERGENCE_EVENTS_SHOWN} convergence events, the signals active now on those tokens, and those events. ` +
+      'A cohort the key may not see (a manual cohort of another key) answers 404, as an unknown one does.',
+    params: CohortParamsSchema,
+    errors: ['NOT_FOUND'],
+    response: { schema: CohortSchema, description: 'The cohort.' },
+    handler: async ({ params, ctx }) => {
+      const c = await getCohort(store, params.id, { viewerKeyId: keyOf(ctx).id, viewerTeamId: null }, CONVERGENCE_EVENTS_SHOWN);
+      if (c === null) throw new ApiError('NOT_FOUND', `no cohort ${params.id}`);
+      // Events are newest first, so the first event of a token is its latest convergence.
+      const byToken = new Map<string, { events: number; last: number }>();
+      for (const e of c.convergenceEvents) {
+        const seen = byToken.get(e.tokenId);
+        if (seen) seen.events++;
+        else byToken.set(e.tokenId, { events: 1, last: e.ts });
+      }
+      const to = now();
+      const memberIds = c.members.flatMap((m) => (m.authorId === null ? [] : [m.authorId]));
+      const [activity, signals] = await Promise.all([
+        collectiveActivity(store, memberIds, to - COHORT_ACTIVITY_HOURS * HOUR_MS, to),
+        activeSignalsOn(store, [...byToken.keys()], COHORT_ACTIVE_SIGNALS_SHOWN),
+      ]);
+      const tokens = await tokenRowsByIds(store, [...byToken.keys(), ...activity.topTokens.map((t) => t.tokenId)]);
+      return {
+        ...presentCohortSummary(c),
+        collectiveActivity: {
+          from: iso(activity.from),
+          to: iso(activity.to),
+          mentions: activity.mentions,
+          activeMembers: activity.activeAuthors,
+          tokenCount: activity.tokenCount,
+          topTokens: activity.topTokens.map((t) => ({ token: tokenOf(tokens, t.tokenId), mentions: t.mentions, members: t.authors })),
+        },
+        tokens: [...byToken].map(([id, t]) => ({ token: tokenOf(tokens, id), convergenceEvents: t.events, lastConvergedAt: iso(t.last) })),
+        activeSignals: signals.map((s) => presentSignal(s, tokens)),
+        convergenceEvents: c.convergenceEvents.map((e) => ({
+          id: e.eventId,
+          at: iso(e.ts),
+          token: tokenOf(tokens, e.tokenId),
+          cohortVersion: e.cohortVersion,
+          memberCount: e.memberCount,
+          cohortSize: e.cohortSize,
+          windowMinutes: e.windowMinutes,
+          members: e.members,
+          score: e.score,
+        })),
+      };
+    },
+  });
+
+  const narratives = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/narratives',
+    operationId: 'listNarratives',
+    tag: 'Narratives',
+    summary: 'Narrative map',
+    description: 'Every narrative as of its latest closed hour, by slug, in one page.',
+    response: { schema: NarrativeListSchema, description: 'The narratives.' },
+    handler: async () => {
+      const rows = await narrativeMap(store);
+      return { ...header('list'), data: rows.map(presentNarrative), hasMore: false, nextCursor: null, total: rows.length };
+    },
+  });
+
+  const rotationRoute = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/narratives/rotation',
+    operationId: 'getNarrativeRotation',
+    tag: 'Narratives',
+    summary: 'Narrative rotation',
+    description:
+      'Attention-share change per narrative: its share of all token mentions over the window ending with the latest closed hour, ' +
+      'against the window of equal length before.',
+    query: RotationQuerySchema,
+    response: { schema: NarrativeRotationSchema, description: 'Share changes.' },
+    handler: async ({ query }) => {
+      const r = await rotation(store, query.window);
+      return {
+        ...header('narrative_rotation'),
+        window: r.window,
+        from: iso(r.from),
+        to: iso(r.to),
+        narratives: r.narratives.map((n) => ({ slug: n.narrative, share: n.share, previousShare: n.previousShare, change: n.change })),
+      };
+    },
+  });
+
+  const heatmapRoute = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/narratives/heatmap',
+    operationId: 'getNarrativeHeatmap',
+    tag: 'Narratives',
+    summary: 'Narrative heatmap',
+    description:
+      'Narratives by time: one row per narrative with data in the range (by slug), one column per bucket; raw values and per-row intensity. ' +
+      'The columns end with the latest closed hour of data.',
+    query: HeatmapQuerySchema,
+    response: { schema: NarrativeHeatmapSchema, description: 'The matrix.' },
+    handler: async ({ query }) => {
+      const h = await heatmap(store, query);
+      return {
+        ...header('narrative_heatmap'),
+        metric: h.metric,
+        bucket: h.bucket,
+        range: h.range,
+        columns: h.bucketStarts.map((t) => iso(t)),
+        rows: h.rows.map((r) => ({ slug: r.narrative, values: r.values, intensity: r.intensity })),
+      };
+    },
+  });
+
+  const narrative = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/narratives/:slug',
+    operationId: 'getNarrative',
+    tag: 'Narratives',
+    summary: 'One narrative',
+    params: NarrativeParamsSchema,
+    errors: ['NOT_FOUND'],
+    response: { schema: NarrativeSchema, description: 'The narrative as of its latest closed hour.' },
+    handler: async ({ params }) => {
+      const n = await getNarrative(store, params.slug);
+      if (n === null) throw new ApiError('NOT_FOUND', `no narrative ${params.slug}`);
+      return presentNarrative(n);
+    },
+  });
+
+  // The literal paths go before /narratives/:slug so that it never captures them.
+  return { routes: [author, cohorts, cohort, narratives, rotationRoute, heatmapRoute, narrative] };
+}

@@ -1,0 +1,257 @@
+import type { z } from 'zod';
+import { ANALOG_K_DEFAULT, ANALOG_MODEL_VERSION } from '../../processors/quant-engine/analogs/analogs.ts';
+import type { AnalogSummary } from '../../processors/quant-engine/contracts.ts';
+import { FEATURE_NAMES } from '../../processors/quant-engine/features/definitions.ts';
+import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
+import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
+import { scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
+import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
+import { listTokens } from '../../projections/read-models/tokens.ts';
+import type { TokenRow } from '../../projections/tables.ts';
+import type { RuleField } from '../../projections/tables/quant.ts';
+import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
+import type { QuantFreshness, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
+import { ApiError } from '../errors.ts';
+import { defineRoute } from '../http/route.ts';
+import { keyOf } from '../middleware/auth.ts';
+import { PLANS } from '../plans.ts';
+import { presentToken } from '../presenters/token.ts';
+import { SCAN_DEFAULT_LIMIT, SCAN_DEFAULT_SORT, SCAN_DEFAULT_SORT_DIR, SCAN_PRESETS } from '../scan-presets.ts';
+import { DISCLAIMER, header, iso } from '../schemas/common.ts';
+import { HEALTH_STALE_AFTER_MS } from '../schemas/meta.ts';
+import {
+  AnalogsQuerySchema,
+  ScanBodySchema,
+  SCAN_PRESET_TABLE,
+  ScanResultSchema,
+  TokenAnalogsSchema,
+  TokenListSchema,
+  TokenParamsSchema,
+  TokenScoreSchema,
+  TokensQuerySchema,
+  TokenSnapshotSchema,
+} from '../schemas/tokens.ts';
+import { ANALOG_REFRESH_MS, AnalogIndex } from '../services/analog-index.ts';
+import { SNAPSHOT_CACHE_TTL_MS, TokenSnapshots } from '../services/token-snapshots.ts';
+import type { RouteDeps } from './deps.ts';
+import type { RouteGroup } from './group.ts';
+
+/** Tokens and the scanner (spec 4.1): the quant snapshot, analogs, the token list and the scan. */
+
+type TokenScore = z.input<typeof TokenScoreSchema>;
+
+/** A token's rule fields at one snapshot; `value` reads them from wherever they were stored. */
+function presentTokenScore(
+  row: { tokenId: string; ts: number; divergenceState: string },
+  value: (field: RuleField) => number | null,
+  token: TokenRow | undefined,
+): TokenScore {
+  return {
+    ...header('token_score'),
+    tokenId: row.tokenId,
+    token: token === undefined ? null : presentToken(token),
+    ts: iso(row.ts),
+    scores: Object.fromEntries(SCORE_NAMES.map((name) => [name, value(name)])) as TokenScore['scores'],
+    // Both snapshot tables are written from validated records, whose state is one of these.
+    divergenceState: row.divergenceState as DivergenceState,
+    features: Object.fromEntries(FEATURE_NAMES.map((name) => [name, value(name)])) as TokenScore['features'],
+  };
+}
+
+/**
+ * The stored freshness block, as of the snapshot time, with the snapshot's age at the time
+ * of the request added: as a number, and as a stale reason once it is past the threshold
+ * the health endpoint judges snapshots by.
+ */
+function presentFreshness(f: QuantFreshness, now: number) {
+  const ageMs = now - f.updatedAt;
+  const late = ageMs > HEALTH_STALE_AFTER_MS.snapshots;
+  return {
+    updatedAt: iso(f.updatedAt),
+    sourceLastEventAt: iso(f.sourceLastEventAt),
+    marketLastAt: iso(f.marketLastAt),
+    sourceLagMs: f.sourceLagMs,
+    marketLagMs: f.marketLagMs,
+    ageMs,
+    stale: f.stale || late,
+    staleReasons: late ? [...f.staleReasons, `last update ${formatAge(ageMs)} ago`] : f.staleReasons,
+  };
+}
+
+function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSummary, now: number): z.input<typeof TokenSnapshotSchema> {
+  return {
+    ...header('token_snapshot'),
+    id: s.snapshotId,
+    token: presentToken(token),
+    ts: iso(s.ts),
+    scores: s.scores,
+    scoreDetails: s.scoreDetails,
+    activeSignals: s.activeSignals.map((a) => ({ id: a.signalId, type: a.type, ruleVersion: a.ruleVersion, firedAt: iso(a.firedAt), strength: a.strength })),
+    market: s.market,
+    activity: s.activity,
+    divergenceState: s.divergenceState,
+    features: s.features,
+    analogs,
+    modelVersions: s.modelVersions,
+    freshness: presentFreshness(s.freshness, now),
+    disclaimer: DISCLAIMER,
+  };
+}
+
+export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
+  const analogIndex = new AnalogIndex({ store, logger });
+  const snapshots = new TokenSnapshots({ store, now });
+
+  /** The token `ref` names and its latest snapshot, or 404. */
+  async function tokenWithSnapshot(ref: string): Promise<{ token: TokenRow; snapshot: QuantSnapshot }> {
+    const found = await snapshots.find(ref);
+    if (!found) throw new ApiError('NOT_FOUND', `no token matches ${JSON.stringify(ref)}`);
+    const { token, snapshot } = found;
+    if (!snapshot) {
+      const step = SNAPSHOT_GRID_MS / 60_000;
+      throw new ApiError('NOT_FOUND', `token ${token.token_id} has no quant snapshot yet: the first is built at the ${step}-minute step after its listing`);
+    }
+    return { token, snapshot };
+  }
+
+  const getSnapshot = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/token/:token',
+    operationId: 'getTokenSnapshot',
+    tag: 'Tokens',
+    summary: 'Latest quant snapshot of a token',
+    description:
+      'Scores with their drivers, active signals, market, activity, divergence state, the feature vector, an analog summary, ' +
+      'model versions and freshness, as of the latest snapshot time. Every value but the analog summary and `freshness.age_ms` ' +
+      "is the stored snapshot's. A symbol shared by several tokens names the most active: most mentions in the 24 hours up to " +
+      'its latest snapshot, ties to the smallest token id. 404 NOT_FOUND when no token matches, and when the token has no snapshot yet. ' +
+      `A new snapshot shows here at most ${(2 * SNAPSHOT_CACHE_TTL_MS) / 1000} s after it reaches the store.`,
+    params: TokenParamsSchema,
+    response: { schema: TokenSnapshotSchema, description: 'The latest snapshot.' },
+    errors: ['NOT_FOUND'],
+    handler: async ({ params }) => {
+      const { token, snapshot } = await tokenWithSnapshot(params.token);
+      const summary = await analogIndex.summary(snapshot, ANALOG_K_DEFAULT);
+      return presentSnapshot(token, snapshot, summary, now());
+    },
+  });
+
+  const getAnalogs = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/token/:token/analogs',
+    operationId: 'getTokenAnalogs',
+    tag: 'Tokens',
+    summary: 'Historical setups most similar to the current snapshot',
+    description:
+      `Model ${ANALOG_MODEL_VERSION}: the k historical snapshots nearest to the token's latest snapshot over momentum, crowding, ` +
+      'early quality, narrative velocity, price momentum, volume acceleration and liquidity, with their 24 h outcomes. Point in ' +
+      'time: only snapshots whose 24 h outcome resolved at or before the query snapshot are candidates, and none of the same ' +
+      `token within ±24 h of it. The candidate index is reloaded from the store every ${ANALOG_REFRESH_MS / 1000} s.`,
+    params: TokenParamsSchema,
+    query: AnalogsQuerySchema,
+    response: { schema: TokenAnalogsSchema, description: 'The nearest analogs and their summary.' },
+    errors: ['NOT_FOUND'],
+    handler: async ({ params, query }): Promise<z.input<typeof TokenAnalogsSchema>> => {
+      const { token, snapshot } = await tokenWithSnapshot(params.token);
+      const { neighbours, summary } = await analogIndex.analogs(snapshot, query.k);
+      const tokens = await tokenRowsByIds(store, neighbours.map((n) => n.tokenId));
+      return {
+        ...header('analogs'),
+        modelVersion: ANALOG_MODEL_VERSION,
+        token: presentToken(token),
+        snapshotId: snapshot.snapshotId,
+        snapshotTs: iso(snapshot.ts),
+        k: query.k,
+        summary,
+        data: neighbours.map((n) => {
+          const row = tokens.get(n.tokenId);
+          return {
+            snapshotId: n.snapshotId,
+            tokenId: n.tokenId,
+            token: row === undefined ? null : presentToken(row),
+            ts: iso(n.ts),
+            distance: n.distance,
+            return24h: n.return24h,
+            maxDrawdown24h: n.maxDrawdown24h,
+          };
+        }),
+        disclaimer: DISCLAIMER,
+      };
+    },
+  });
+
+  const list = defineRoute({
+    method: 'GET',
+    path: '/v1/quant/tokens',
+    operationId: 'listTokens',
+    tag: 'Tokens',
+    summary: 'Tokens with their current scores',
+    description:
+      "Every token with a snapshot, with the rule fields of its latest snapshot, sorted by a rule field (nulls last, then by " +
+      'token id) and paginated with a keyset cursor: following `next_cursor` visits each token once even while snapshots arrive.',
+    query: TokensQuerySchema,
+    response: { schema: TokenListSchema, description: 'One page of tokens.' },
+    handler: async ({ query }) => {
+      const page = await listTokens(store, query);
+      const tokens = await tokenRowsByIds(store, page.rows.map((r) => r.tokenId));
+      return {
+        ...header('list'),
+        data: page.rows.map((row) => {
+          // Score and feature names do not overlap; a feature missing from the map is not available.
+          const values: Record<string, number | null> = { ...row.snapshot.features, ...row.snapshot.scores };
+          return presentTokenScore(row, (field) => values[field] ?? null, tokens.get(row.tokenId));
+        }),
+        hasMore: page.hasMore,
+        nextCursor: page.nextCursor,
+      };
+    },
+  });
+
+  const runScan = defineRoute({
+    method: 'POST',
+    path: '/v1/quant/scan',
+    operationId: 'scanTokens',
+    tag: 'Tokens',
+    summary: 'Filter every token by rules',
+    description:
+      "Runs the rules against each token's latest snapshot; a token passes when every rule does, and a null value never passes. " +
+      'A preset adds its rules (and default sort) to those of the body. Free keys scan the snapshots as they were ' +
+      `${PLANS.free.features.scannerDelayMinutes} minutes ago (\`delayed_minutes\`): each token's latest snapshot at or before \`as_of\`. ` +
+      `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}.\n\n${SCAN_PRESET_TABLE}`,
+    body: ScanBodySchema,
+    response: { schema: ScanResultSchema, description: 'The passing tokens.' },
+    handler: async ({ body, ctx }) => {
+      const preset = body.preset === undefined ? undefined : SCAN_PRESETS[body.preset];
+      const rules = [...(preset?.rules ?? []), ...(body.rules ?? [])];
+      const sort = body.sort ?? preset?.sort ?? SCAN_DEFAULT_SORT;
+      const query: ScanQuery = {
+        rules,
+        sort,
+        sortDir: body.sort_dir ?? preset?.sortDir ?? SCAN_DEFAULT_SORT_DIR,
+        limit: body.limit,
+        chains: body.chains,
+        narrative: body.narrative,
+      };
+      const delayedMinutes = PLANS[keyOf(ctx).plan].features.scannerDelayMinutes;
+      const asOf = now() - delayedMinutes * 60_000;
+      const rows = delayedMinutes === 0 ? await scan(store, query) : await scanAsOf(store, query, asOf);
+      const tokens = await tokenRowsByIds(store, rows.map((r) => r.tokenId));
+      return {
+        ...header('scan'),
+        preset: body.preset ?? null,
+        rules,
+        sort,
+        sortDir: query.sortDir,
+        limit: query.limit,
+        chains: body.chains ?? null,
+        narrative: body.narrative ?? null,
+        asOf: iso(asOf),
+        delayedMinutes,
+        count: rows.length,
+        data: rows.map((row) => presentTokenScore(row, (field) => row.values[field], tokens.get(row.tokenId))),
+      };
+    },
+  });
+
+  return { routes: [getSnapshot, getAnalogs, list, runScan], close: () => analogIndex.close() };
+}

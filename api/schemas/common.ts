@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { ERROR_STATUS } from '../errors.ts';
+
+/**
+ * The conventions every response follows (spec §1, §2.1, §7), in one place: the resource
+ * header (object, dataset, livemode), the list envelope, the research disclaimer, times and
+ * the error body. Schemas given an id with `named` become components of /openapi.json.
+ */
+
+/**
+ * zod's global registry: `.describe()` text lives there too, so converting with it keeps
+ * every description, and schemas with an id become components.
+ */
+export const apiSchemas = z.globalRegistry;
+
+export function named<S extends z.ZodType>(id: string, schema: S, description?: string): S {
+  return schema.meta(description === undefined ? { id } : { id, description }) as S;
+}
+
+/** Every key sees the live dataset only (spec §1 rule 1). */
+export const DATASET = 'live';
+
+/** The fields every object starts with, for a resource of type `object`. */
+export function resourceHeader<const O extends string>(object: O) {
+  return { object: z.literal(object), dataset: z.literal(DATASET), livemode: z.literal(true) };
+}
+
+/** The values of resourceHeader, for handlers. */
+export function header<const O extends string>(object: O): { object: O; dataset: typeof DATASET; livemode: true } {
+  return { object, dataset: DATASET, livemode: true };
+}
+
+export const DISCLAIMER =
+  'Analytics and statistical context from point-in-time data, not financial advice and not a guaranteed prediction.';
+export const disclaimer = z.literal(DISCLAIMER).describe('Research responses carry this text (spec §1 rule 4).');
+
+export const isoTime = z.iso.datetime({ offset: false }).describe('ISO-8601 UTC timestamp');
+
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** The list envelope (spec 2.1). `total` is present only where it is cheap to count. */
+export function listOf<S extends z.ZodType>(id: string, item: S, withTotal = false) {
+  return named(
+    id,
+    z.strictObject({
+      ...resourceHeader('list'),
+      data: z.array(item),
+      hasMore: z.boolean(),
+      nextCursor: z.string().nullable().describe('Pass back as `cursor` for the next page; null on the last page.'),
+      ...(withTotal ? { total: z.number().int().min(0) } : {}),
+    }),
+  );
+}
+
+export const ValidationIssueSchema = named(
+  'ValidationIssue',
+  z.strictObject({
+    path: z.string().describe('Where: `path.token`, `query.limit`, `body.rules[2].op`, or `body` for the whole body.'),
+    code: z
+      .string()
+      .describe(
+        'What kind of problem: invalid_type, invalid_value, too_small, too_big, invalid_format, unrecognized_key, duplicate_parameter, invalid_json, invalid_content_type, invalid_cursor, custom.',
+      ),
+    message: z.string(),
+    expected: z.string().optional().describe('For invalid_type the expected type; for invalid_value the allowed values, `|`-separated.'),
+    minimum: z.number().optional().describe('For too_small: the bound.'),
+    maximum: z.number().optional().describe('For too_big: the bound.'),
+    inclusive: z.boolean().optional().describe('For too_small and too_big: whether the bound itself is allowed.'),
+  }),
+);
+
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]);
+
+export const ErrorSchema = named(
+  'Error',
+  z.strictObject({
+    error: z.strictObject({
+      code: ErrorCodeSchema.describe('Switch on this, never on the message.'),
+      message: z.string(),
+      requestId: z.string().regex(/^req_[0-9a-f]+$/),
+      details: z.strictObject({ issues: z.array(ValidationIssueSchema).min(1) }).optional().describe('VALIDATION only.'),
+    }),
+  }),
+);

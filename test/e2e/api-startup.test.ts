@@ -1,0 +1,112 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
+import { SCOPE_NAMES } from '../../api/scopes.ts';
+import { freePorts } from '../helpers/clickhouse-server.ts';
+import { signalGroup } from '../helpers/peer-process.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/**
+ * `tqa start` as a user runs it, on an empty data dir: the API answers within seconds while
+ * the simulated history is still being seeded, and the first start (only) prints a demo key
+ * that works as soon as the api_keys projection has applied it.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+interface Service {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let base: string;
+const running = new Set<Service>();
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tqa-startup-'));
+  const [port, streamPort] = await freePorts(2);
+  base = `http://127.0.0.1:${port}`;
+  // A day of history seeds in a few seconds: long enough to find the API up before it is done.
+  env = { ...process.env, TQA_DATA_DIR: dir, PORT: String(port), STREAM_PORT: String(streamPort), TQA_SIM_DAYS: '1', TQA_LOG: 'embedded', TQA_STORE: 'duckdb', TQA_SIM: 'auto', LOG_LEVEL: 'info' };
+});
+
+afterAll(async () => {
+  for (const service of running) await stop(service, 'SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+function start(): Service {
+  // Its own process group, so stopping it reaches every process it started.
+  const child = spawn(process.execPath, ['bin/tqa.js', 'start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const service = { child, stdout: () => out, stderr: () => err, exited };
+  running.add(service);
+  return service;
+}
+
+async function stop(service: Service, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  signalGroup(service.child, signal);
+  const code = await service.exited;
+  running.delete(service);
+  return code;
+}
+
+const logged = (service: Service, msg: string) => service.stderr().includes(`"msg":"${msg}"`);
+
+async function getJson(path: string, key?: string): Promise<{ status: number; body: any } | null> {
+  try {
+    const res = await fetch(base + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} });
+    return { status: res.status, body: await res.json() };
+  } catch {
+    return null; // not listening yet
+  }
+}
+
+describe('tqa start on an empty data dir', () => {
+  it('answers /v1/health while seeding, and creates a working demo key on the first start only', async () => {
+    const first = start();
+    const health = await waitFor(async () => {
+      const res = await getJson('/v1/health');
+      return res?.status === 200 ? res.body : undefined;
+    }, 'GET /v1/health to answer', 10_000);
+    expect(logged(first, 'simulated history seeded'), 'health answered only after seeding').toBe(false);
+    expect(health.providers.map((p: { status: string }) => p.status)).toEqual(['ok', 'ok']);
+
+    const key = await waitFor(() => /^demo API key: (svc_live_[A-Za-z0-9_-]{43})$/m.exec(first.stdout())?.[1], 'the demo key on stdout');
+    const file = join(dir, DEMO_KEY_FILE);
+    expect((await readFile(file, 'utf8')).trim()).toBe(key);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const described = await waitFor(async () => {
+      const res = await getJson('/v1/key', key);
+      return res?.status === 200 ? res.body : undefined;
+    }, 'the demo key to be projected', 30_000);
+    expect(described).toMatchObject({ object: 'key', plan: 'team', name: 'demo key' });
+    expect([...described.scopes].sort()).toEqual([...SCOPE_NAMES].sort());
+    expect(await stop(first)).toBe(0);
+
+    const second = start();
+    await waitFor(() => logged(second, 'service started'), 'the second start', 30_000);
+    expect((await getJson('/v1/health'))?.status).toBe(200);
+    expect(second.stdout()).not.toContain('demo API key');
+    expect((await readFile(file, 'utf8')).trim()).toBe(key);
+    expect(await stop(second)).toBe(0);
+
+    const { stdout } = await run(process.execPath, ['bin/tqa.js', 'keys', 'list', '--json'], { cwd: ROOT, env });
+    expect((JSON.parse(stdout) as { id: string }[]).map((k) => k.id)).toEqual([described.id]);
+  }, 120_000);
+});

@@ -1,0 +1,207 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import { expect } from 'vitest';
+import { createApi, type Api } from '../../api/app.ts';
+import { keysCommand } from '../../infra/cli/commands/keys.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import { seedHistory } from '../../infra/feeds/sim/runner.ts';
+import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import { openStore } from '../../infra/store/open-store.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { column, sql, table } from '../../infra/store/sql-literal.ts';
+import { PROJECTIONS } from '../../projections/index.ts';
+import { startLiveProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
+import { apiKeys } from '../../projections/tables/keys.ts';
+import { SCOPE_NAMES } from '../../api/scopes.ts';
+import { runEngineToEnd } from './pipeline.ts';
+import { openEmbedded, silentLogger } from './runtime-fixture.ts';
+import { sink } from './sink.ts';
+import { waitFor } from './wait.ts';
+
+/**
+ * One simulated world served by the real API over a real socket, for the e2e suite: three
+ * days of the simulated market and social world, the quant engine and the projections run
+ * to its end, live projections left running (so keys created through control events are
+ * applied while the API serves), and an HTTP client that checks every response against the
+ * /openapi.json the server itself serves.
+ */
+
+export type Plan = 'free' | 'pro' | 'team';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // Tests read response bodies freely; the OpenAPI check has already validated their shape.
+  body: any;
+}
+
+export interface RequestOptions {
+  /** The key to send as a bearer token; defaults to keys.team, null sends none. */
+  key?: string | null;
+  headers?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent as is (with contentType, default application/json). */
+  rawBody?: string;
+  contentType?: string;
+}
+
+export interface ApiWorld {
+  base: string;
+  store: AnalyticalStore<ProjectionTables>;
+  /** Event time where the seeded history ends; the API's clock starts there. */
+  endMs: number;
+  keys: { team: string; free: string; pro: string };
+  createKey(plan: Plan, scopes: readonly string[], name?: string): Promise<{ id: string; key: string }>;
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  expectError(res: ApiResponse, status: number, code: string): void;
+  /** The served OpenAPI document. */
+  openapi: Record<string, any>;
+  stop(): Promise<void>;
+}
+
+export const WORLD = { seed: 4242, days: 3, endMs: Date.UTC(2026, 3, 1), tokens: 40, authors: 300 } as const;
+
+const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+
+export async function startApiWorld(): Promise<ApiWorld> {
+  const dir = await mkdtemp(join(tmpdir(), 'tqa-api-'));
+  const config: Config = loadConfig({ TQA_DATA_DIR: dir });
+  const { log, codec } = await openEmbedded(dir);
+  await seedHistory({ log, codec, dataDir: dir, seed: WORLD.seed, days: WORLD.days, endMs: WORLD.endMs, tokens: WORLD.tokens, authors: WORLD.authors });
+  await runEngineToEnd(dir, log, codec);
+  const store = await openStore(config, silentLogger);
+  const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
+  await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
+
+  const clockStart = Date.now();
+  const api = createApi({ log, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
+  const server = api.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const world = new World(dir, config, log, store, projections, api, server, base);
+  await world.init();
+  return world;
+}
+
+class World implements ApiWorld {
+  readonly endMs = WORLD.endMs;
+  keys = { team: '', free: '', pro: '' };
+  openapi: Record<string, any> = {};
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly config: Config,
+    private readonly log: FileEventLog,
+    readonly store: AnalyticalStore<ProjectionTables>,
+    private readonly projections: ProjectionSet,
+    private readonly api: Api,
+    private readonly server: Server,
+    readonly base: string,
+  ) {
+    // ajv-formats is CommonJS: under ESM its plugin is the `default` of the default import.
+    ajvFormats.default(this.ajv);
+  }
+
+  async init(): Promise<void> {
+    const res = await fetch(`${this.base}/openapi.json`);
+    expect(res.status).toBe(200);
+    this.openapi = (await res.json()) as Record<string, any>;
+    this.ajv.addSchema(this.openapi, 'openapi.json');
+    this.keys = {
+      team: (await this.createKey('team', SCOPE_NAMES, 'team test key')).key,
+      pro: (await this.createKey('pro', SCOPE_NAMES, 'pro test key')).key,
+      free: (await this.createKey('free', SCOPE_NAMES, 'free test key')).key,
+    };
+  }
+
+  async createKey(plan: Plan, scopes: readonly string[], name = `test ${plan}`): Promise<{ id: string; key: string }> {
+    const out = sink();
+    const err = sink();
+    const args = ['create', '--plan', plan, '--scopes', scopes.join(','), '--name', name, '--json'];
+    const code = await keysCommand.run(args, { config: this.config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
+    expect(code, err.text()).toBe(0);
+    const created = JSON.parse(out.text()) as { id: string; key: string };
+    await waitFor(
+      async () => (await this.store.query(sql`SELECT 1 AS found FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${created.id}`)).length > 0,
+      `key ${created.id} projected`,
+    );
+    return created;
+  }
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    const key = options.key === undefined ? this.keys.team : options.key;
+    if (key !== null) headers.Authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+    const res = await fetch(this.base + path, { method, headers, body });
+    const text = await res.text();
+    const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+    expect(res.headers.get('x-request-id'), 'X-Request-Id').toMatch(/^req_[0-9a-f]+$/);
+    for (const h of RATE_HEADERS) expect(res.headers.get(h), `${h} on ${method} ${path}`).not.toBeNull();
+    this.checkAgainstOpenApi(method, path, res.status, parsed);
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  expectError(res: ApiResponse, status: number, code: string): void {
+    expect({ status: res.status, code: res.body?.error?.code }, JSON.stringify(res.body)).toEqual({ status, code });
+    expect(res.body.error.message).toEqual(expect.any(String));
+    expect(res.body.error.request_id).toBe(res.headers.get('x-request-id'));
+    if (code === 'VALIDATION') expect(res.body.error.details.issues.length).toBeGreaterThan(0);
+  }
+
+  /** Validates a body against the document's schema for the operation and status; an undocumented status fails. */
+  private checkAgainstOpenApi(method: string, path: string, status: number, body: unknown): void {
+    const template = this.templateOf(path.split('?')[0]);
+    const op = template && this.openapi.paths[template][method.toLowerCase()];
+    // Unknown paths and wrong methods have no operation; their bodies are the shared error responses.
+    const pointer = op
+      ? this.responsePointer(template!, method.toLowerCase(), op, status)
+      : `#/components/responses/${status === 405 ? 'METHOD_NOT_ALLOWED' : status === 404 ? 'NOT_FOUND' : status === 429 ? 'RATE_LIMITED' : 'INTERNAL'}/content/application~1json/schema`;
+    let validate = this.validators.get(pointer);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: `openapi.json${pointer}` });
+      this.validators.set(pointer, validate);
+    }
+    if (!validate(body)) {
+      expect.fail(`${method} ${path} → ${status}: body does not match ${pointer}: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+    }
+  }
+
+  private responsePointer(template: string, method: string, op: Record<string, any>, status: number): string {
+    const response = op.responses[String(status)];
+    expect(response, `${method.toUpperCase()} ${template} documents status ${status}`).toBeDefined();
+    const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+    if (typeof response.$ref === 'string') return `${response.$ref}/content/application~1json/schema`;
+    return `#/paths/${escape(template)}/${method}/responses/${status}/content/application~1json/schema`;
+  }
+
+  /** The document's path template for a concrete path; literal segments win over parameters. */
+  private templateOf(path: string): string | undefined {
+    const candidates = Object.keys(this.openapi.paths).filter((t) =>
+      new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+    );
+    const params = (t: string) => (t.match(/\{/g) ?? []).length;
+    return candidates.sort((a, b) => params(a) - params(b))[0];
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.api.close();
+    await this.projections.stop();
+    await this.store.close();
+    await this.log.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,143 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TokenSnapshots } from '../../api/services/token-snapshots.ts';
+import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
+import { sql } from '../../infra/store/sql-literal.ts';
+import { latestSnapshotRow } from '../../projections/latest-snapshots.ts';
+import { migrationsDir } from '../../projections/migrations/index.ts';
+import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
+import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
+import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/** The token snapshot endpoints' cache: how late a new snapshot may show, and what is never kept. */
+
+const T0 = 1_750_000_000_000;
+const TTL = 1_000;
+
+const token: TokenRow = {
+  token_id: 'tk_a',
+  ts: T0,
+  symbol: 'AAA',
+  name: 'Alpha',
+  chain: 'base',
+  address: `0x${'a'.repeat(40)}`,
+  logo_url: null,
+  status: 'active',
+  narrative: 'memes',
+  source_url: null,
+};
+
+function snapshot(ts: number): QuantSnapshot {
+  return {
+    snapshotId: `snap_${ts.toString(16)}`,
+    tokenId: 'tk_a',
+    ts,
+    symbol: 'AAA',
+    chain: 'base',
+    narrative: 'memes',
+    scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, null])) as QuantSnapshot['scores'],
+    scoreDetails: [],
+    activeSignals: [],
+    market: {
+      priceUsd: null,
+      priceChange15m: null,
+      priceChange1h: null,
+      priceChange24h: null,
+      volume1h: null,
+      volume24h: null,
+      volumeAcceleration: null,
+      liquidityUsd: null,
+      marketCapUsd: null,
+      trades1h: null,
+    },
+    activity: {
+      mentions1h: null,
+      mentions24h: null,
+      uniqueAuthors1h: null,
+      uniqueAuthors24h: null,
+      mentionVelocity15m: null,
+      mentionVelocity1h: null,
+      newAuthorShare1h: null,
+      qualityWeightedAttention1h: null,
+      engagement1h: null,
+      engagement24h: null,
+    },
+    divergenceState: 'none',
+    features: {},
+    analogs: null,
+    modelVersions: {},
+    freshness: { updatedAt: ts, sourceLastEventAt: null, marketLastAt: null, sourceLagMs: null, marketLagMs: null, stale: false, staleReasons: [] },
+  };
+}
+
+describe('TokenSnapshots', () => {
+  let store: DuckDbStore<typeof PROJECTION_TABLES>;
+  let clock: number;
+  let snapshots: TokenSnapshots;
+  let queries: number;
+
+  beforeEach(async () => {
+    store = await DuckDbStore.open({ path: ':memory:', tables: PROJECTION_TABLES, migrationsDir: migrationsDir('duckdb'), logger: pino({ level: 'silent' }) });
+    await store.migrate();
+    clock = T0;
+    queries = 0;
+    const counting = { query: ((statement: Parameters<typeof store.query>[0]) => (queries++, store.query(statement))) as typeof store.query };
+    snapshots = new TokenSnapshots({ store: counting, now: () => clock, ttlMs: TTL });
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const found = async (ref: string) => (await snapshots.find(ref))?.snapshot?.ts ?? null;
+
+  it('keeps neither an unknown token nor a token without a snapshot', async () => {
+    expect(await snapshots.find('$AAA')).toBeNull();
+    await store.upsert('tokens', [token]);
+    expect(await snapshots.find('$AAA')).toEqual({ token, snapshot: null });
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
+    expect(await snapshots.find('$AAA')).toEqual({ token, snapshot: snapshot(T0) });
+  });
+
+  it('serves a found pair from memory, refreshes it in the background after ttl, and reloads it after twice that', async () => {
+    await store.upsert('tokens', [token]);
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
+    expect(await found('tk_a')).toBe(T0);
+    const afterLoad = queries;
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0 + 300_000))]);
+
+    clock += TTL - 1;
+    expect(await found('tk_a')).toBe(T0);
+    expect(queries).toBe(afterLoad);
+
+    // Past ttl: the old pair answers while one refresh loads the new one.
+    clock += 1;
+    expect(await found('tk_a')).toBe(T0);
+    expect(await found('tk_a')).toBe(T0);
+    await waitFor(async () => (await found('tk_a')) === T0 + 300_000, 'the background refresh');
+    expect(queries).toBe(afterLoad + 2);
+
+    // Untouched for twice the ttl: loaded before answering.
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0 + 600_000))]);
+    clock += 2 * TTL;
+    expect(await found('tk_a')).toBe(T0 + 600_000);
+  });
+
+  it('drops a pair whose refresh fails, so the next request meets the error', async () => {
+    await store.upsert('tokens', [token]);
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
+    expect(await found('tk_a')).toBe(T0);
+    await store.query(sql`DROP TABLE latest_snapshots`);
+    clock += TTL;
+    expect(await found('tk_a')).toBe(T0);
+    await waitFor(async () => {
+      try {
+        await snapshots.find('tk_a');
+        return false;
+      } catch {
+        return true;
+      }
+    }, 'the failed refresh to drop the pair');
+  });
+});
