@@ -50,6 +50,8 @@ export class AnalogIndex {
   private readonly logger: Logger;
   private readonly refreshMs: number;
   private worker: Promise<AnalogWorker> | null = null;
+  /** The worker `worker` resolved to; refreshes stop once it is no longer this one. */
+  private current: AnalogWorker | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
   private closed = false;
@@ -67,7 +69,13 @@ export class AnalogIndex {
   /** The k nearest candidates to the snapshot, nearest first, and their summary. */
   async analogs(snapshot: QuantSnapshot, k: number): Promise<AnalogResult> {
     const worker = await this.ready();
-    return worker.queryAnalogs(analogQueryOf(snapshot), k);
+    try {
+      return await worker.queryAnalogs(analogQueryOf(snapshot), k);
+    } catch (err) {
+      // A thread that died (a crash, out of memory) is replaced by the next request's build.
+      if (worker.failed && this.current === worker) this.discard(worker);
+      throw err;
+    }
   }
 
   /**
@@ -107,15 +115,24 @@ export class AnalogIndex {
       await worker.close();
       throw new Error('the analog index is closed');
     }
+    this.current = worker;
     this.scheduleRefresh(worker);
     return worker;
+  }
+
+  private discard(worker: AnalogWorker): void {
+    this.logger.warn('analog worker failed; the next request builds a new one');
+    this.worker = null;
+    this.current = null;
+    if (this.timer) clearTimeout(this.timer);
+    void worker.close();
   }
 
   private scheduleRefresh(worker: AnalogWorker): void {
     this.timer = setTimeout(() => {
       this.refreshing = this.reload(worker).finally(() => {
         this.refreshing = null;
-        if (!this.closed) this.scheduleRefresh(worker);
+        if (!this.closed && this.current === worker) this.scheduleRefresh(worker);
       });
     }, this.refreshMs);
     // A pending refresh alone must not keep the process alive.
@@ -125,7 +142,7 @@ export class AnalogIndex {
   private async reload(worker: AnalogWorker): Promise<void> {
     try {
       const columns = await analogCandidates(this.store);
-      if (this.closed) return;
+      if (this.closed || this.current !== worker) return;
       await worker.load(columns);
       this.generation++;
       this.summaries.clear();

@@ -132,6 +132,18 @@ describe('AnalogIndex', () => {
     expect(summary).toMatchObject({ n: 1, median24h: 0.2 });
   });
 
+  it('replaces a worker thread that died with a new one on the next request', async () => {
+    await addCandidates([{ s: snapshot('tk_a', T0, 50), r: 0.2 }]);
+    const query = snapshot('tk_q', T0 + 100 * HOUR, 50);
+    expect((await index.analogs(query, 5)).neighbours).toHaveLength(1);
+    // What a crashed thread looks like from outside: every request to it fails.
+    const first = await index['worker'];
+    await first!.close();
+    await expect(index.analogs(query, 5)).rejects.toThrow(/closed/);
+    expect((await index.analogs(query, 5)).neighbours).toHaveLength(1);
+    expect(await index['worker']).not.toBe(first);
+  });
+
   it('refuses queries once closed', async () => {
     await index.analogs(snapshot('tk_q', T0, 50), 1);
     await index.close();

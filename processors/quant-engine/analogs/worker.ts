@@ -77,6 +77,11 @@ export class AnalogWorker {
     return result;
   }
 
+  /** True once the thread has died or was closed: every later request fails. */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
   async close(): Promise<void> {
     this.failure ??= new Error('analogs worker closed');
     await this.worker.terminate();
