@@ -10,7 +10,8 @@ export interface LoadSpec {
   /** Requests cycle through these paths and keys (null: no key). */
   paths: string[];
   keys: (string | null)[];
-  body?: string;
+  /** Request bodies, cycled through with the paths; none for a GET. */
+  bodies?: string[];
   connections: number;
   warmupMs: number;
   durationMs: number;
@@ -34,9 +35,10 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     const i = sent++;
     const key = spec.keys[i % spec.keys.length];
     const headers: Record<string, string> = key === null ? {} : { Authorization: `Bearer ${key}` };
-    if (spec.body !== undefined) {
+    const body = spec.bodies?.[i % spec.bodies.length];
+    if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(spec.body));
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
     return new Promise((resolve, reject) => {
       const req = request({ host: url.hostname, port: url.port, path: spec.paths[i % spec.paths.length], method: spec.method, agent, headers }, (res) => {
@@ -45,7 +47,7 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         res.once('error', reject);
       });
       req.once('error', reject);
-      req.end(spec.body);
+      req.end(body);
     });
   };
 

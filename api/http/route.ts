@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors.ts';
 import type { PlanFeature } from '../plans.ts';
+import type { WireJson } from './wire.ts';
 
 /**
  * One endpoint, declared once: its inputs as zod schemas (which validate the request and
@@ -57,8 +58,8 @@ export interface RouteSpec<
   raw?: boolean;
   /** Errors this endpoint answers besides those every endpoint can (see openapi.ts). */
   errors?: readonly ErrorCode[];
-  /** Returns the response body in camelCase; the router serialises it (wire.ts). */
-  handler: (input: RouteInput<P, Q, B>) => Promise<z.input<R>> | z.input<R>;
+  /** Returns the response body in camelCase, which the router serialises (wire.ts), or one already rendered. */
+  handler: (input: RouteInput<P, Q, B>) => Promise<z.input<R> | WireJson> | z.input<R> | WireJson;
 }
 
 export type ApiRoute = RouteSpec<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined, z.ZodType>;

@@ -8,7 +8,7 @@ import { scopeOf } from '../scopes.ts';
 import { readJsonBody } from './body.ts';
 import type { ApiRoute } from './route.ts';
 import { issuesOf, singleValuedQuery, validationError, type Location } from './validate.ts';
-import { toWire } from './wire.ts';
+import { toWire, WireJson } from './wire.ts';
 
 /**
  * Mounts routes on one @koa/router, each behind its guards: key and scope (401/403), plan
@@ -45,8 +45,14 @@ function handle(route: ApiRoute): Middleware {
     if (issues.length > 0) throw validationError(issues);
     try {
       const result = await route.handler({ params: params ?? {}, query: parsedQuery ?? {}, body, ctx } as never);
-      ctx.status = route.statusOf?.(result) ?? route.response.status ?? 200;
-      ctx.body = route.raw ? result : toWire(result);
+      if (result instanceof WireJson) {
+        ctx.status = route.response.status ?? 200;
+        ctx.type = 'application/json';
+        ctx.body = result.text;
+      } else {
+        ctx.status = route.statusOf?.(result) ?? route.response.status ?? 200;
+        ctx.body = route.raw ? result : toWire(result);
+      }
     } catch (err) {
       throw err instanceof ReadModelError ? readModelValidation(err) : err;
     }

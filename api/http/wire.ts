@@ -37,6 +37,28 @@ export function toWire(value: unknown): unknown {
   return out;
 }
 
+/**
+ * A response body already rendered in its wire form, which the router sends as it is. For
+ * bodies that are mostly the same from one request to the next: render the shared part once
+ * (renderWire) and add the per-request members to it (withMembers).
+ */
+export class WireJson {
+  constructor(readonly text: string) {}
+}
+
+export function renderWire(value: object): string {
+  return JSON.stringify(toWire(value));
+}
+
+/** `rendered` (a JSON object's text) with `members` added last, in wire form. */
+export function withMembers(rendered: string, members: Record<string, unknown>): WireJson {
+  let text = rendered.slice(0, -1);
+  for (const [key, value] of Object.entries(members)) {
+    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(wireName(key))}:${JSON.stringify(toWire(value))}`;
+  }
+  return new WireJson(`${text}}`);
+}
+
 type JsonSchema = Record<string, unknown>;
 
 /** The JSON Schema of the wire form of values matching `schema`: property names renamed. */

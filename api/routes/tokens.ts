@@ -6,13 +6,13 @@ import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/feature
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
 import { scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
-import { listTokens } from '../../projections/read-models/tokens.ts';
+import { listTokens, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
 import type { TokenRow } from '../../projections/tables.ts';
-import type { RuleField } from '../../projections/tables/quant.ts';
 import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
 import type { QuantFreshness, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
+import { renderWire, WireJson, withMembers } from '../http/wire.ts';
 import { keyOf } from '../middleware/auth.ts';
 import { PLANS } from '../plans.ts';
 import { presentToken } from '../presenters/token.ts';
@@ -32,6 +32,7 @@ import {
   TokenSnapshotSchema,
 } from '../schemas/tokens.ts';
 import { ANALOG_REFRESH_MS, AnalogIndex } from '../services/analog-index.ts';
+import { READ_CACHE_TTL_MS, ReadCache } from '../services/read-cache.ts';
 import { SNAPSHOT_CACHE_TTL_MS, TokenSnapshots } from '../services/token-snapshots.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
@@ -40,21 +41,17 @@ import type { RouteGroup } from './group.ts';
 
 type TokenScore = z.input<typeof TokenScoreSchema>;
 
-/** A token's rule fields at one snapshot; `value` reads them from wherever they were stored. */
-function presentTokenScore(
-  row: { tokenId: string; ts: number; divergenceState: string },
-  value: (field: RuleField) => number | null,
-  token: TokenRow | undefined,
-): TokenScore {
+/** A token's rule fields at one snapshot. */
+function presentTokenScore(row: RuleFieldRow, token: TokenRow | undefined): TokenScore {
   return {
     ...header('token_score'),
     tokenId: row.tokenId,
     token: token === undefined ? null : presentToken(token),
     ts: iso(row.ts),
-    scores: Object.fromEntries(SCORE_NAMES.map((name) => [name, value(name)])) as TokenScore['scores'],
+    scores: Object.fromEntries(SCORE_NAMES.map((name) => [name, row.values[name]])) as TokenScore['scores'],
     // Both snapshot tables are written from validated records, whose state is one of these.
     divergenceState: row.divergenceState as DivergenceState,
-    features: Object.fromEntries(FEATURE_NAMES.map((name) => [name, value(name)])) as TokenScore['features'],
+    features: Object.fromEntries(FEATURE_NAMES.map((name) => [name, row.values[name]])) as TokenScore['features'],
   };
 }
 
@@ -78,7 +75,8 @@ function presentFreshness(f: QuantFreshness, now: number) {
   };
 }
 
-function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSummary, now: number): z.input<typeof TokenSnapshotSchema> {
+/** The token snapshot without its freshness block, which presentFreshness adds per request. */
+function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSummary): Omit<z.input<typeof TokenSnapshotSchema>, 'freshness'> {
   return {
     ...header('token_snapshot'),
     id: s.snapshotId,
@@ -93,7 +91,6 @@ function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSumma
     features: s.features,
     analogs,
     modelVersions: s.modelVersions,
-    freshness: presentFreshness(s.freshness, now),
     disclaimer: DISCLAIMER,
   };
 }
@@ -101,6 +98,12 @@ function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSumma
 export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
   const analogIndex = new AnalogIndex({ store, logger });
   const snapshots = new TokenSnapshots({ store, now });
+  /**
+   * Each snapshot's body rendered once, for as long as the snapshot cache holds the same
+   * objects: rendering it (renaming and stringifying about 4 KB) was most of a request's work.
+   */
+  const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
+  const listings = new ReadCache<WireJson>({ now });
 
   /** The token `ref` names and its latest snapshot, or 404. */
   async function tokenWithSnapshot(ref: string): Promise<{ token: TokenRow; snapshot: QuantSnapshot }> {
@@ -132,7 +135,12 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
     handler: async ({ params }) => {
       const { token, snapshot } = await tokenWithSnapshot(params.token);
       const summary = await analogIndex.summary(snapshot, ANALOG_K_DEFAULT);
-      return presentSnapshot(token, snapshot, summary, now());
+      let cached = rendered.get(snapshot);
+      if (cached?.token !== token || cached.summary !== summary) {
+        cached = { token, summary, json: renderWire(presentSnapshot(token, snapshot, summary)) };
+        rendered.set(snapshot, cached);
+      }
+      return withMembers(cached.json, { freshness: presentFreshness(snapshot.freshness, now()) });
     },
   });
 
@@ -188,23 +196,23 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
     summary: 'Tokens with their current scores',
     description:
       "Every token with a snapshot, with the rule fields of its latest snapshot, sorted by a rule field (nulls last, then by " +
-      'token id) and paginated with a keyset cursor: following `next_cursor` visits each token once even while snapshots arrive.',
+      'token id) and paginated with a keyset cursor: following `next_cursor` visits each token once even while snapshots arrive. ' +
+      `Identical requests within ${READ_CACHE_TTL_MS / 1000} s share one answer.`,
     query: TokensQuerySchema,
     response: { schema: TokenListSchema, description: 'One page of tokens.' },
-    handler: async ({ query }) => {
-      const page = await listTokens(store, query);
-      const tokens = await tokenRowsByIds(store, page.rows.map((r) => r.tokenId));
-      return {
-        ...header('list'),
-        data: page.rows.map((row) => {
-          // Score and feature names do not overlap; a feature missing from the map is not available.
-          const values: Record<string, number | null> = { ...row.snapshot.features, ...row.snapshot.scores };
-          return presentTokenScore(row, (field) => values[field] ?? null, tokens.get(row.tokenId));
-        }),
-        hasMore: page.hasMore,
-        nextCursor: page.nextCursor,
-      };
-    },
+    handler: ({ query }) =>
+      listings.get(`tokens ${JSON.stringify(query)}`, async () => {
+        const page = await listTokens(store, query);
+        const tokens = await tokenRowsByIds(store, page.rows.map((r) => r.tokenId));
+        return new WireJson(
+          renderWire({
+            ...header('list'),
+            data: page.rows.map((row) => presentTokenScore(row, tokens.get(row.tokenId))),
+            hasMore: page.hasMore,
+            nextCursor: page.nextCursor,
+          }),
+        );
+      }),
   });
 
   const runScan = defineRoute({
@@ -217,7 +225,8 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
       "Runs the rules against each token's latest snapshot; a token passes when every rule does, and a null value never passes. " +
       'A preset adds its rules (and default sort) to those of the body. Free keys scan the snapshots as they were ' +
       `${PLANS.free.features.scannerDelayMinutes} minutes ago (\`delayed_minutes\`): each token's latest snapshot at or before \`as_of\`. ` +
-      `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}.\n\n${SCAN_PRESET_TABLE}`,
+      `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}. ` +
+      `Identical scans of the same plan within ${READ_CACHE_TTL_MS / 1000} s share one answer.\n\n${SCAN_PRESET_TABLE}`,
     body: ScanBodySchema,
     response: { schema: ScanResultSchema, description: 'The passing tokens.' },
     handler: async ({ body, ctx }) => {
@@ -233,23 +242,27 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
         narrative: body.narrative,
       };
       const delayedMinutes = PLANS[keyOf(ctx).plan].features.scannerDelayMinutes;
-      const asOf = now() - delayedMinutes * 60_000;
-      const rows = delayedMinutes === 0 ? await scan(store, query) : await scanAsOf(store, query, asOf);
-      const tokens = await tokenRowsByIds(store, rows.map((r) => r.tokenId));
-      return {
-        ...header('scan'),
-        preset: body.preset ?? null,
-        rules,
-        sort,
-        sortDir: query.sortDir,
-        limit: query.limit,
-        chains: body.chains ?? null,
-        narrative: body.narrative ?? null,
-        asOf: iso(asOf),
-        delayedMinutes,
-        count: rows.length,
-        data: rows.map((row) => presentTokenScore(row, (field) => row.values[field], tokens.get(row.tokenId))),
-      };
+      return listings.get(`scan ${delayedMinutes} ${JSON.stringify(body)}`, async () => {
+        const asOf = now() - delayedMinutes * 60_000;
+        const rows = delayedMinutes === 0 ? await scan(store, query) : await scanAsOf(store, query, asOf);
+        const tokens = await tokenRowsByIds(store, rows.map((r) => r.tokenId));
+        return new WireJson(
+          renderWire({
+            ...header('scan'),
+            preset: body.preset ?? null,
+            rules,
+            sort,
+            sortDir: query.sortDir,
+            limit: query.limit,
+            chains: body.chains ?? null,
+            narrative: body.narrative ?? null,
+            asOf: iso(asOf),
+            delayedMinutes,
+            count: rows.length,
+            data: rows.map((row) => presentTokenScore(row, tokens.get(row.tokenId))),
+          }),
+        );
+      });
     },
   });
 

@@ -1,8 +1,8 @@
 import { byDialect, column, columns, float64, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
 import type { Chain } from '../../schemas/records/primitives.ts';
-import { latestSnapshots, RULE_FIELDS, snapshotHistory, type RuleField } from '../tables/quant.ts';
+import { latestSnapshots, snapshotHistory } from '../tables/quant.ts';
 import { allOf, checkDir, checkLimit, known, nullsLastOrder, ReadModelError, type ReadStore, type SortDir } from './cursor.ts';
-import { ruleFieldColumn } from './tokens.ts';
+import { RULE_FIELD_ROW_COLUMNS, ruleFieldColumn, toRuleFieldRow, type RuleFieldResult, type RuleFieldRow } from './tokens.ts';
 
 /** Spec 2.6: a scanner rule. */
 export type RuleOp = '>' | '>=' | '<' | '<=';
@@ -24,22 +24,6 @@ export interface ScanQuery {
   narrative?: string;
 }
 
-/**
- * A token's snapshot as the scanner sees it: its rule fields as columns. The live scan reads
- * latest_snapshots and the delayed one snapshot_history, which keeps only these columns, so
- * both give rows of this one shape.
- */
-export interface ScanRow {
-  tokenId: string;
-  /** Snapshot time, epoch ms. */
-  ts: number;
-  chain: string;
-  narrative: string;
-  divergenceState: string;
-  /** Every rule field (scores, then features), null where not available. */
-  values: Record<RuleField, number | null>;
-}
-
 /** Rules a request may send (spec 4.1). */
 export const MAX_SCAN_RULES = 12;
 /** Rules one scan may apply: a request's rules plus those of a preset (api/scan-presets.ts, at most as many). */
@@ -47,9 +31,6 @@ export const MAX_SCAN_CONDITIONS = 2 * MAX_SCAN_RULES;
 export const MAX_SCAN_LIMIT = 200;
 
 const OPS: Readonly<Record<RuleOp, Sql>> = { '>': sql`>`, '>=': sql`>=`, '<': sql`<`, '<=': sql`<=` };
-const SCAN_COLUMNS = ['token_id', 'ts', 'chain', 'narrative', 'divergence_state', ...RULE_FIELDS] as const;
-
-type ScanResult = { token_id: string; ts: number; chain: string; narrative: string; divergence_state: string } & Record<RuleField, number | null>;
 
 type SnapshotTable = typeof latestSnapshots | typeof snapshotHistory;
 
@@ -75,25 +56,14 @@ function scanClauses(def: SnapshotTable, query: ScanQuery): { where: Sql; orderB
   return { where: allOf(where), orderBy: nullsLastOrder(sortColumn, column(def, 'token_id'), query.sortDir) };
 }
 
-function toScanRow(row: ScanResult): ScanRow {
-  return {
-    tokenId: row.token_id,
-    ts: row.ts,
-    chain: row.chain,
-    narrative: row.narrative,
-    divergenceState: row.divergence_state,
-    values: Object.fromEntries(RULE_FIELDS.map((f) => [f, row[f]])) as Record<RuleField, number | null>,
-  };
-}
-
 /** Runs a rule set against the latest snapshot of every token (POST /v1/quant/scan). */
-export async function scan(store: ReadStore, query: ScanQuery): Promise<ScanRow[]> {
+export async function scan(store: ReadStore, query: ScanQuery): Promise<RuleFieldRow[]> {
   const { where, orderBy } = scanClauses(latestSnapshots, query);
-  const rows = await store.query<ScanResult>(
-    sql`SELECT ${columns(latestSnapshots, SCAN_COLUMNS)} FROM ${table(latestSnapshots)} WHERE ${where}
+  const rows = await store.query<RuleFieldResult>(
+    sql`SELECT ${columns(latestSnapshots, RULE_FIELD_ROW_COLUMNS)} FROM ${table(latestSnapshots)} WHERE ${where}
         ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
   );
-  return rows.map(toScanRow);
+  return rows.map(toRuleFieldRow);
 }
 
 /**
@@ -101,16 +71,16 @@ export async function scan(store: ReadStore, query: ScanQuery): Promise<ScanRow[
  * or before the cutoff, from snapshot_history (the Free plan's delayed scanner). Tokens with
  * no snapshot by then are not scanned; chain and narrative filters apply to that snapshot.
  */
-export async function scanAsOf(store: ReadStore, query: ScanQuery, cutoff: number): Promise<ScanRow[]> {
+export async function scanAsOf(store: ReadStore, query: ScanQuery, cutoff: number): Promise<RuleFieldRow[]> {
   const { where, orderBy } = scanClauses(snapshotHistory, query);
   const tokenId = column(snapshotHistory, 'token_id');
   const ts = column(snapshotHistory, 'ts');
   // Latest row per token without window functions in ClickHouse 18.16: LIMIT 1 BY.
-  const asOf = sql`SELECT ${columns(snapshotHistory, SCAN_COLUMNS)} FROM ${table(snapshotHistory)} WHERE ${ts} <= ${int64(cutoff)}
+  const asOf = sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM ${table(snapshotHistory)} WHERE ${ts} <= ${int64(cutoff)}
     ${byDialect({ duckdb: sql`QUALIFY row_number() OVER (PARTITION BY ${tokenId} ORDER BY ${ts} DESC) = 1`, clickhouse: sql`` })}
     ${byDialect({ duckdb: sql``, clickhouse: sql`ORDER BY ${tokenId}, ${ts} DESC LIMIT 1 BY ${tokenId}` })}`;
-  const rows = await store.query<ScanResult>(
-    sql`SELECT ${columns(snapshotHistory, SCAN_COLUMNS)} FROM (${asOf}) AS as_of WHERE ${where} ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
+  const rows = await store.query<RuleFieldResult>(
+    sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM (${asOf}) AS as_of WHERE ${where} ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
   );
-  return rows.map(toScanRow);
+  return rows.map(toRuleFieldRow);
 }

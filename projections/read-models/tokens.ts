@@ -2,7 +2,7 @@ import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragme
 import type { Chain } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { tokens } from '../tables.ts';
-import { isRuleField, latestSnapshots, snapshotHistory, type RuleField } from '../tables/quant.ts';
+import { isRuleField, latestSnapshots, RULE_FIELDS, snapshotHistory, type RuleField } from '../tables/quant.ts';
 import {
   allOf,
   checkDir,
@@ -18,16 +18,39 @@ import {
   type SortDir,
 } from './cursor.ts';
 
-/** A token's latest snapshot as the token list and the scanner return it. */
-export interface TokenSnapshotRow {
+/**
+ * A token's snapshot as the token list and the scanner return it: its rule fields, from
+ * their columns. latest_snapshots and snapshot_history both have these columns, so the live
+ * and the delayed scan give rows of this one shape; the full record is not read (a list page
+ * would parse about 4 KB of JSON per row for values the columns already hold).
+ */
+export interface RuleFieldRow {
   tokenId: string;
+  /** Snapshot time, epoch ms. */
   ts: number;
-  symbol: string;
   chain: string;
   narrative: string;
   divergenceState: string;
-  /** The record as the quant engine produced it. */
-  snapshot: QuantSnapshot;
+  /** Every rule field (scores, then features), null where not available. */
+  values: Record<RuleField, number | null>;
+}
+
+export const RULE_FIELD_ROW_COLUMNS = ['token_id', 'ts', 'chain', 'narrative', 'divergence_state', ...RULE_FIELDS] as const;
+
+export type RuleFieldResult = { token_id: string; ts: number; chain: string; narrative: string; divergence_state: string } & Record<
+  RuleField,
+  number | null
+>;
+
+export function toRuleFieldRow(row: RuleFieldResult): RuleFieldRow {
+  return {
+    tokenId: row.token_id,
+    ts: row.ts,
+    chain: row.chain,
+    narrative: row.narrative,
+    divergenceState: row.divergence_state,
+    values: Object.fromEntries(RULE_FIELDS.map((f) => [f, row[f]])) as Record<RuleField, number | null>,
+  };
 }
 
 export interface ListTokensQuery {
@@ -45,19 +68,6 @@ export interface ListTokensQuery {
 export const MAX_TOKENS_LIMIT = 100;
 export const MAX_Q_LENGTH = 64;
 
-const BASE_COLUMNS = ['token_id', 'ts', 'symbol', 'chain', 'narrative', 'divergence_state', 'snapshot'] as const;
-
-export interface SnapshotResult {
-  [name: string]: string | number | null;
-  token_id: string;
-  ts: number;
-  symbol: string;
-  chain: string;
-  narrative: string;
-  divergence_state: string;
-  snapshot: string;
-}
-
 /**
  * The rule field `name` as a column, refusing anything outside the allow-list. Rule fields
  * have the same column names in latest_snapshots and snapshot_history.
@@ -68,23 +78,6 @@ export function ruleFieldColumn(
 ): { field: RuleField; column: SqlFragment } {
   if (!isRuleField(name)) throw new ReadModelError('INVALID_FIELD', `unknown rule field ${JSON.stringify(name)}`);
   return { field: name, column: column(def, name) };
-}
-
-export function selectSnapshots(sortField: RuleField): SqlFragment {
-  return columns(latestSnapshots, [...BASE_COLUMNS, sortField]);
-}
-
-export function toTokenSnapshotRow(row: SnapshotResult): TokenSnapshotRow {
-  return {
-    tokenId: row.token_id,
-    ts: row.ts,
-    symbol: row.symbol,
-    chain: row.chain,
-    narrative: row.narrative,
-    divergenceState: row.divergence_state,
-    // Written by the latest-snapshots projection from a validated record.
-    snapshot: JSON.parse(row.snapshot) as QuantSnapshot,
-  };
 }
 
 /** `haystack` contains `needle` (already lower-case), ignoring case. */
@@ -100,7 +93,7 @@ function containsLower(haystack: SqlFragment, needle: string): SqlFragment {
  * (sort value, token id) with NULLs last, so pages neither skip nor repeat a token while
  * new tokens arrive.
  */
-export async function listTokens(store: ReadStore, query: ListTokensQuery): Promise<Page<TokenSnapshotRow>> {
+export async function listTokens(store: ReadStore, query: ListTokensQuery): Promise<Page<RuleFieldRow>> {
   const { field, column: sortColumn } = ruleFieldColumn(query.sort);
   checkDir(query.dir);
   checkLimit(query.limit, MAX_TOKENS_LIMIT);
@@ -124,8 +117,8 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
     where.push(nullsLastAfter(sortColumn, id, query.dir, decodeCursor(query.cursor, ordering, filters)));
   }
 
-  const rows = await store.query<SnapshotResult>(
-    sql`SELECT ${selectSnapshots(field)} FROM ${table(latestSnapshots)} WHERE ${allOf(where)}
+  const rows = await store.query<RuleFieldResult>(
+    sql`SELECT ${columns(latestSnapshots, RULE_FIELD_ROW_COLUMNS)} FROM ${table(latestSnapshots)} WHERE ${allOf(where)}
         ORDER BY ${nullsLastOrder(sortColumn, id, query.dir)} LIMIT ${int64(query.limit + 1)}`,
   );
   const hasMore = rows.length > query.limit;
@@ -133,7 +126,7 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
   const last = page.at(-1);
   const lastValue = last?.[field];
   return {
-    rows: page.map(toTokenSnapshotRow),
+    rows: page.map(toRuleFieldRow),
     hasMore,
     nextCursor:
       hasMore && last

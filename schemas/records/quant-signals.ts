@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AnalogSummarySchema, count, eventTime, fraction, nullableNumber, tokenId } from './primitives.ts';
+import { AnalogSummarySchema, count, eventTime, nullableNumber, tokenId } from './primitives.ts';
 
 /**
  * Signals of the quant engine (topic quant.signals, keyed by token id): one record when a

@@ -12,7 +12,7 @@ import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import { latestSnapshot, listTokens, type ListTokensQuery } from '../../projections/read-models/tokens.ts';
 import { signalRow } from '../../projections/signals.ts';
 import type { ProjectionTables, TokenRow } from '../../projections/tables.ts';
-import type { SnapshotHistoryRow } from '../../projections/tables/quant.ts';
+import { RULE_FIELDS, type SnapshotHistoryRow } from '../../projections/tables/quant.ts';
 import type { OutcomeRow } from '../../projections/tables/social.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
@@ -187,10 +187,19 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         expect(await tokensBy({ sort: 'unique_authors_1h', dir: 'asc' })).toEqual(['tk_e', 'tk_a', 'tk_c', 'tk_b', 'tk_d']);
       });
 
-      it('returns the snapshot as produced', async () => {
+      it('returns every rule field of the snapshot as stored, null where it has none', async () => {
         const { rows, hasMore, nextCursor } = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 1 });
+        const stored = snapshot('tk_a', { scores: { momentum: 50 }, features: { unique_authors_1h: 3 } });
+        const values: Record<string, number | null> = { ...stored.features, ...stored.scores };
         expect(rows).toEqual([
-          { tokenId: 'tk_a', ts: T0, symbol: 'A', chain: 'solana', narrative: 'ai-agents', divergenceState: 'none', snapshot: snapshot('tk_a', { scores: { momentum: 50 }, features: { unique_authors_1h: 3 } }) },
+          {
+            tokenId: 'tk_a',
+            ts: T0,
+            chain: 'solana',
+            narrative: 'ai-agents',
+            divergenceState: 'none',
+            values: Object.fromEntries(RULE_FIELDS.map((field) => [field, values[field] ?? null])),
+          },
         ]);
         expect(hasMore).toBe(true);
         expect(typeof nextCursor).toBe('string');

@@ -68,7 +68,7 @@ describe('the embedded pipeline: simulated feed → quant engine → projections
     // Every token with a snapshot so far (the world launches some of its 40 later).
     expect(live.tokens.rows.length).toBe(liveTables.latest_snapshots.length);
     expect(live.tokens.rows.length).toBeGreaterThan(30);
-    expect(live.tokens.rows[0].snapshot.scores).toHaveProperty('momentum');
+    expect(live.tokens.rows[0].values).toHaveProperty('momentum');
     expect(live.scan.length).toBeGreaterThan(0);
     expect(live.feed.rows.length).toBeGreaterThan(0);
     expect(live.firstSignal?.signal.signalId).toBe(live.feed.rows[0].signalId);

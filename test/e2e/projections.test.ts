@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { StoreError } from '../../infra/store/errors.ts';
 import { openStore } from '../../infra/store/open-store.ts';
-import type { AnalyticalStore, Row } from '../../infra/store/port.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { mentionsProjection } from '../../projections/mentions.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { issuesOf, singleValuedQuery } from '../../api/http/validate.ts';
-import { toWire, wireJsonSchema, wireName } from '../../api/http/wire.ts';
+import { renderWire, toWire, withMembers, wireJsonSchema, wireName } from '../../api/http/wire.ts';
 
 describe('wire form', () => {
   it('renames camelCase to snake_case, splitting a unit off its number, and leaves snake_case alone', () => {
@@ -16,6 +16,13 @@ describe('wire form', () => {
   it('renames keys deeply and never touches values', () => {
     const value = { hitRate: 0.1 + 0.2, nested: [{ lagMs: null, tokenId: 'tk_abcDEF1' }], features: { unique_authors_1h: 3 } };
     expect(toWire(value)).toEqual({ hit_rate: 0.1 + 0.2, nested: [{ lag_ms: null, token_id: 'tk_abcDEF1' }], features: { unique_authors_1h: 3 } });
+  });
+
+  it('adds per-request members to a body rendered once, as if rendered whole', () => {
+    const shared = { objectType: 'x', values: [1.5, null] };
+    const perRequest = { freshness: { ageMs: 12, staleReasons: [] } };
+    expect(JSON.parse(withMembers(renderWire(shared), perRequest).text)).toEqual(toWire({ ...shared, ...perRequest }));
+    expect(JSON.parse(withMembers(renderWire({}), perRequest).text)).toEqual(toWire(perRequest));
   });
 
   it('publishes the same names in JSON Schema, leaving enum values and defaults as they are', () => {
