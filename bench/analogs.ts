@@ -1,4 +1,5 @@
 import {
+  allocateCandidateColumns,
   analogsStateFromColumns,
   queryAnalogs,
   type AnalogCandidateColumns,
@@ -58,16 +59,7 @@ function sampleInputs(random: () => number, clusters: Cluster[]): AnalogInputs {
 }
 
 function makeColumns(n: number, random: () => number, clusters: Cluster[]): AnalogCandidateColumns {
-  const cols: AnalogCandidateColumns = {
-    count: n,
-    snapshotId: [],
-    tokenId: [],
-    ts: new Float64Array(n),
-    resolvedAt: new Float64Array(n),
-    return24h: new Float64Array(n),
-    maxDrawdown24h: new Float64Array(n),
-    raw: new Float64Array(n * D),
-  };
+  const cols = allocateCandidateColumns(n);
   for (let i = 0; i < n; i++) {
     cols.snapshotId.push(`snap_${i}`);
     cols.tokenId.push(`tk_${Math.floor(random() * TOKENS)}`);

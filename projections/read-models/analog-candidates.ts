@@ -1,5 +1,5 @@
 import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
-import type { AnalogCandidateColumns } from '../../processors/quant-engine/analogs/analogs.ts';
+import { allocateCandidateColumns, type AnalogCandidateColumns } from '../../processors/quant-engine/analogs/analogs.ts';
 import { ANALOG_DIMS, writeRawVector } from '../../processors/quant-engine/analogs/vector.ts';
 import { snapshotHistory } from '../tables/quant.ts';
 import { outcomes } from '../tables/social.ts';
@@ -69,16 +69,7 @@ export async function analogCandidates(store: ReadStore): Promise<AnalogCandidat
     return v === undefined ? [] : [{ o, v }];
   });
   const n = joined.length;
-  const out: AnalogCandidateColumns = {
-    count: n,
-    snapshotId: [],
-    tokenId: [],
-    ts: new Float64Array(n),
-    resolvedAt: new Float64Array(n),
-    return24h: new Float64Array(n),
-    maxDrawdown24h: new Float64Array(n),
-    raw: new Float64Array(n * ANALOG_DIMS),
-  };
+  const out = allocateCandidateColumns(n);
   joined.forEach(({ o, v }, i) => {
     out.snapshotId.push(v.snapshot_id);
     out.tokenId.push(v.token_id);

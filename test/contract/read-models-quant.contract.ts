@@ -17,6 +17,7 @@ import type { OutcomeRow } from '../../projections/tables/social.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
+import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
 
 /**
  * The quant read models (token list, scanner, signal feed) against a real store: a runner per
@@ -48,30 +49,8 @@ function snapshot(tokenId: string, spec: SnapshotSpec = {}): QuantSnapshot {
     scores,
     scoreDetails: [],
     activeSignals: [],
-    market: {
-      priceUsd: null,
-      priceChange15m: null,
-      priceChange1h: null,
-      priceChange24h: null,
-      volume1h: null,
-      volume24h: null,
-      volumeAcceleration: null,
-      liquidityUsd: null,
-      marketCapUsd: null,
-      trades1h: null,
-    },
-    activity: {
-      mentions1h: null,
-      mentions24h: null,
-      uniqueAuthors1h: null,
-      uniqueAuthors24h: null,
-      mentionVelocity15m: null,
-      mentionVelocity1h: null,
-      newAuthorShare1h: null,
-      qualityWeightedAttention1h: null,
-      engagement1h: null,
-      engagement24h: null,
-    },
+    market: { ...UNKNOWN_MARKET },
+    activity: { ...UNKNOWN_ACTIVITY },
     divergenceState: 'none',
     features: spec.features ?? {},
     analogs: null,

@@ -9,6 +9,7 @@ import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import type { OutcomeRow } from '../../projections/tables/social.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
 
 /** The API's analog index over a store: built on first use, reloaded in the background, point in time per query. */
 
@@ -27,30 +28,8 @@ function snapshot(tokenId: string, ts: number, momentum: number): QuantSnapshot 
     scores: { ...scores, momentum, crowding: 10, early_quality: 50, narrative_velocity: 40 },
     scoreDetails: [],
     activeSignals: [],
-    market: {
-      priceUsd: 1,
-      priceChange15m: null,
-      priceChange1h: 0.01,
-      priceChange24h: null,
-      volume1h: null,
-      volume24h: null,
-      volumeAcceleration: 1,
-      liquidityUsd: 50_000,
-      marketCapUsd: null,
-      trades1h: null,
-    },
-    activity: {
-      mentions1h: null,
-      mentions24h: null,
-      uniqueAuthors1h: null,
-      uniqueAuthors24h: null,
-      mentionVelocity15m: null,
-      mentionVelocity1h: null,
-      newAuthorShare1h: null,
-      qualityWeightedAttention1h: null,
-      engagement1h: null,
-      engagement24h: null,
-    },
+    market: { ...UNKNOWN_MARKET, priceUsd: 1, priceChange1h: 0.01, volumeAcceleration: 1, liquidityUsd: 50_000 },
+    activity: { ...UNKNOWN_ACTIVITY },
     divergenceState: 'none',
     features: { price_change_1h: 0.01, volume_acceleration: 1, liquidity_usd: 50_000 },
     analogs: null,

@@ -9,6 +9,7 @@ import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
 import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
 
 /** The token snapshot endpoints' cache: how late a new snapshot may show, and what is never kept. */
 
@@ -39,30 +40,8 @@ function snapshot(ts: number): QuantSnapshot {
     scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, null])) as QuantSnapshot['scores'],
     scoreDetails: [],
     activeSignals: [],
-    market: {
-      priceUsd: null,
-      priceChange15m: null,
-      priceChange1h: null,
-      priceChange24h: null,
-      volume1h: null,
-      volume24h: null,
-      volumeAcceleration: null,
-      liquidityUsd: null,
-      marketCapUsd: null,
-      trades1h: null,
-    },
-    activity: {
-      mentions1h: null,
-      mentions24h: null,
-      uniqueAuthors1h: null,
-      uniqueAuthors24h: null,
-      mentionVelocity15m: null,
-      mentionVelocity1h: null,
-      newAuthorShare1h: null,
-      qualityWeightedAttention1h: null,
-      engagement1h: null,
-      engagement24h: null,
-    },
+    market: { ...UNKNOWN_MARKET },
+    activity: { ...UNKNOWN_ACTIVITY },
     divergenceState: 'none',
     features: {},
     analogs: null,

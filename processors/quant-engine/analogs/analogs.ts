@@ -131,6 +131,20 @@ export interface AnalogCandidateColumns {
   raw: Float64Array;
 }
 
+/** Columns for `n` candidates, to be filled in: numbers zero, ids empty. */
+export function allocateCandidateColumns(n: number): AnalogCandidateColumns {
+  return {
+    count: n,
+    snapshotId: [],
+    tokenId: [],
+    ts: new Float64Array(n),
+    resolvedAt: new Float64Array(n),
+    return24h: new Float64Array(n),
+    maxDrawdown24h: new Float64Array(n),
+    raw: new Float64Array(n * D),
+  };
+}
+
 const INITIAL_CAPACITY = 1024;
 
 function emptyCandidates(capacity: number): Candidates {
