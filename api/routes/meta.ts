@@ -190,7 +190,7 @@ const STREAM_INFO = {
   // The WebSocket server is not built yet; when it is, `url` points at it on STREAM_PORT.
   available: false,
   url: null,
-  message: 'The WebSocket stream is not available yet. REST and webhooks are unaffected; ask again before connecting.',
+  message: 'The WebSocket stream is not available yet; ask here again before connecting.',
   requiredScope: 'stream:read' as const,
   authentication: 'Authorization: Bearer <key>, or ?key=<key> where headers are impossible (browsers), then with a key holding only stream:read.',
   events: [...STREAM_EVENTS],
