@@ -63,7 +63,7 @@ export function conventionCases(world: () => ApiWorld): void {
       expect(unknownField.body.error.details.issues).toContainEqual(expect.objectContaining({ path: 'body.colour', code: 'unrecognized_key' }));
     });
 
-    it('accepts a key in either header form and refuses missing, malformed, unknown and revoked keys', async () => {
+    it('accepts a key in either header form, refuses missing, malformed and unknown keys (401) and a key without the scope (403)', async () => {
       const { key } = await world().createKey('pro', ['quant:read']);
       expect((await world().request('GET', '/v1/quant/tokens?limit=1', { key })).status).toBe(200);
       expect((await world().request('GET', '/v1/quant/tokens?limit=1', { key: null, headers: { 'x-api-key': key } })).status).toBe(200);
