@@ -11,6 +11,7 @@ import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { apiRoutes } from './routes/index.ts';
+import { TokenDirectory } from './services/token-directory.ts';
 
 export interface ApiDeps {
   log: EventLog;
@@ -40,7 +41,8 @@ export function createApi(deps: ApiDeps): Api {
   const now = deps.now ?? Date.now;
   const app = new Koa();
   const keys = new KeyService({ store: deps.store, now });
-  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt });
+  const tokens = new TokenDirectory({ store: deps.store, now });
+  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens });
   const all = [...routes, ...(deps.extraRoutes ?? [])];
   const router = mountRoutes(all);
   app.use(requestId());

@@ -1,7 +1,6 @@
 import { signalRuleDocs } from '../../processors/quant-engine/signals/rules.ts';
 import { getSignal, signalFeed } from '../../projections/read-models/signals.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
-import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { presentFiring, presentSignal } from '../presenters/signal.ts';
@@ -11,7 +10,7 @@ import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 /** GET /v1/quant/signals and /v1/quant/signals/{id} (spec 2.4, 4.2). */
-export function signalRoutes({ store }: RouteDeps): RouteGroup {
+export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGroup {
   const rules = new Map(signalRuleDocs().map((doc) => [doc.ruleVersion, doc]));
 
   const feed = defineRoute({
@@ -46,10 +45,7 @@ export function signalRoutes({ store }: RouteDeps): RouteGroup {
         limit: query.limit,
         cursor: query.cursor,
       });
-      const tokens = await tokenRowsByIds(
-        store,
-        page.rows.map((s) => s.tokenId),
-      );
+      const tokens = await directory.rows(page.rows.map((s) => s.tokenId));
       return {
         ...header('list'),
         data: page.rows.map((s) => presentSignal(s, tokens)),
@@ -75,7 +71,7 @@ export function signalRoutes({ store }: RouteDeps): RouteGroup {
       const found = await getSignal(store, params.id);
       if (found === null) throw new ApiError('NOT_FOUND', `no signal ${params.id}`);
       const { signal, priorFirings } = found;
-      const tokens = await tokenRowsByIds(store, [signal.tokenId]);
+      const tokens = await directory.rows([signal.tokenId]);
       return {
         ...presentSignal(signal, tokens),
         conditions: signal.conditions,

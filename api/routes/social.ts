@@ -3,7 +3,6 @@ import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { collectiveActivity, getCohort, listCohorts, type CohortSummary } from '../../projections/read-models/cohorts.ts';
 import { getNarrative, heatmap, narrativeMap, rotation, type NarrativeSummary } from '../../projections/read-models/narratives.ts';
 import { activeSignalsOn } from '../../projections/read-models/signals.ts';
-import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import type { TokenRow } from '../../projections/tables.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
@@ -75,7 +74,7 @@ function presentNarrative(n: NarrativeSummary): z.input<typeof NarrativeSchema> 
 }
 
 /** Authors, cohorts and narratives (spec 2.9, 4.3). */
-export function socialRoutes({ store, now }: RouteDeps): RouteGroup {
+export function socialRoutes({ store, now, tokens: directory }: RouteDeps): RouteGroup {
   const author = defineRoute({
     method: 'GET',
     path: '/v1/quant/users/:handle',
@@ -163,7 +162,7 @@ export function socialRoutes({ store, now }: RouteDeps): RouteGroup {
         collectiveActivity(store, memberIds, to - COHORT_ACTIVITY_HOURS * HOUR_MS, to),
         activeSignalsOn(store, [...byToken.keys()], COHORT_ACTIVE_SIGNALS_SHOWN),
       ]);
-      const tokens = await tokenRowsByIds(store, [...byToken.keys(), ...activity.topTokens.map((t) => t.tokenId)]);
+      const tokens = await directory.rows([...byToken.keys(), ...activity.topTokens.map((t) => t.tokenId)]);
       return {
         ...presentCohortSummary(c),
         collectiveActivity: {

@@ -5,7 +5,6 @@ import { FEATURE_NAMES } from '../../processors/quant-engine/features/definition
 import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
 import { scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
-import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import { listTokens, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
 import type { TokenRow } from '../../projections/tables.ts';
 import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
@@ -95,7 +94,7 @@ function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSumma
   };
 }
 
-export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
+export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps): RouteGroup {
   const analogIndex = new AnalogIndex({ store, logger });
   const snapshots = new TokenSnapshots({ store, now });
   /**
@@ -162,7 +161,7 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
     handler: async ({ params, query }): Promise<z.input<typeof TokenAnalogsSchema>> => {
       const { token, snapshot } = await tokenWithSnapshot(params.token);
       const { neighbours, summary } = await analogIndex.analogs(snapshot, query.k);
-      const tokens = await tokenRowsByIds(store, neighbours.map((n) => n.tokenId));
+      const tokens = await directory.rows(neighbours.map((n) => n.tokenId));
       return {
         ...header('analogs'),
         modelVersion: ANALOG_MODEL_VERSION,
@@ -203,7 +202,7 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
     handler: ({ query }) =>
       listings.get(`tokens ${JSON.stringify(query)}`, async () => {
         const page = await listTokens(store, query);
-        const tokens = await tokenRowsByIds(store, page.rows.map((r) => r.tokenId));
+        const tokens = await directory.rows(page.rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({
             ...header('list'),
@@ -245,7 +244,7 @@ export function tokenRoutes({ store, logger, now }: RouteDeps): RouteGroup {
       return listings.get(`scan ${delayedMinutes} ${JSON.stringify(body)}`, async () => {
         const asOf = now() - delayedMinutes * 60_000;
         const rows = delayedMinutes === 0 ? await scan(store, query) : await scanAsOf(store, query, asOf);
-        const tokens = await tokenRowsByIds(store, rows.map((r) => r.tokenId));
+        const tokens = await directory.rows(rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({
             ...header('scan'),
