@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { parseIsoTime, unixToMs } from '../../infra/feeds/time.ts';
+import { CONFIDENCE_RULES } from '../../processors/quant-engine/analogs/analogs.ts';
+import { ANALOG_DIMS } from '../../processors/quant-engine/analogs/vector.ts';
 import { SIGNAL_RULES } from '../../processors/quant-engine/signals/rules.ts';
 import { MAX_SIGNALS_LIMIT, MAX_PRIOR_FIRINGS } from '../../projections/read-models/signals.ts';
 import { AnalogSummarySchema, CHAINS, SCORE_NAMES, type ScoreName } from '../../schemas/records/primitives.ts';
@@ -17,13 +19,19 @@ import { TokenSchema } from './token.ts';
 const SIGNAL_TYPES = SIGNAL_RULES.map((r) => r.type) as [string, ...string[]];
 const TYPE_LIST = SIGNAL_TYPES.join(', ');
 
+/** A share of the analog vector's components as a fraction of them, e.g. 1/7. */
+const ofDims = (share: number) => `${Math.round(share * ANALOG_DIMS)}/${ANALOG_DIMS}`;
+
 export const AnalogSummary = named(
   'AnalogSummary',
   AnalogSummarySchema,
   'Outcomes of the historical setups most similar to a snapshot (model analog-v1.0), 24 h after each: `n` analogs; ' +
     '`median_24h` their median 24 h return and `worst_drawdown_24h` their worst drawdown within 24 h (fractions, 0.05 = 5%; ' +
-    'the drawdown is ≤ 0); `positive_share` the share of analogs with a positive return; `confidence` grows with `n` and ' +
-    'the spread of outcomes. A field is null when no analog has that outcome.',
+    'the drawdown is ≤ 0); `positive_share` the share of analogs with a positive return. `confidence`: gap is the mean ' +
+    'distance to the analogs per component in standard deviations, imputed the share of missing vector components; ' +
+    `HIGH when n ≥ ${CONFIDENCE_RULES.highMinN}, gap ≤ ${CONFIDENCE_RULES.highMaxGap} and imputed ≤ ${ofDims(CONFIDENCE_RULES.highMaxImputed)}; ` +
+    `LOW when n < ${CONFIDENCE_RULES.lowBelowN}, gap > ${CONFIDENCE_RULES.lowAboveGap} or imputed > ${ofDims(CONFIDENCE_RULES.lowAboveImputed)}; MEDIUM otherwise. ` +
+    'A field is null when no analog has that outcome.',
 );
 
 export const Scores = named(
