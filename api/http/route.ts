@@ -54,8 +54,6 @@ export interface RouteSpec<
    * 503 while degraded, with its body); response.status (default 200) otherwise.
    */
   statusOf?: (result: z.input<R>) => number;
-  /** Serve the result as it is, without the snake_case renaming (the OpenAPI document). */
-  raw?: boolean;
   /** Errors this endpoint answers besides those every endpoint can (see openapi.ts). */
   errors?: readonly ErrorCode[];
   /** Returns the response body in camelCase, which the router serialises (wire.ts), or one already rendered. */

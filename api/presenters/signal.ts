@@ -5,7 +5,7 @@ import type { QuantScoresSchema } from '../../schemas/records/quant-scores.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { DISCLAIMER, header, iso } from '../schemas/common.ts';
 import type { SignalFiringSchema, SignalSchema } from '../schemas/signals.ts';
-import { presentToken } from './token.ts';
+import { presentTokenOf } from './token.ts';
 
 type Scores = z.input<typeof QuantScoresSchema>;
 
@@ -27,14 +27,13 @@ export function presentFiring(signal: Signal): z.input<typeof SignalFiringSchema
 
 /** The signal object (spec 2.4); `tokens` holds the metadata rows of the signals' tokens. */
 export function presentSignal(signal: Signal, tokens: ReadonlyMap<string, TokenRow>): z.input<typeof SignalSchema> {
-  const token = tokens.get(signal.tokenId);
   return {
     ...presentFiring(signal),
     // The engine records every score at fire time; the record type is a plain map, the response names each.
     scores: Object.fromEntries(SCORE_NAMES.map((name) => [name, signal.scores[name] ?? null])) as Scores,
     why: signal.why,
     analogs: signal.analogs,
-    token: token === undefined ? null : presentToken(token),
+    token: presentTokenOf(tokens, signal.tokenId),
     disclaimer: DISCLAIMER,
   };
 }

@@ -19,3 +19,9 @@ export function presentToken(row: TokenRow): Token {
     sourceUrl: row.source_url,
   };
 }
+
+/** The token object of `id` from fetched metadata rows; null while its metadata has not reached the store. */
+export function presentTokenOf(rows: ReadonlyMap<string, TokenRow>, id: string): Token | null {
+  const row = rows.get(id);
+  return row === undefined ? null : presentToken(row);
+}

@@ -3,12 +3,11 @@ import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { collectiveActivity, getCohort, listCohorts, type CohortSummary } from '../../projections/read-models/cohorts.ts';
 import { getNarrative, heatmap, narrativeMap, rotation, type NarrativeSummary } from '../../projections/read-models/narratives.ts';
 import { activeSignalsOn } from '../../projections/read-models/signals.ts';
-import type { TokenRow } from '../../projections/tables.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { keyOf } from '../middleware/auth.ts';
 import { presentSignal } from '../presenters/signal.ts';
-import { presentToken } from '../presenters/token.ts';
+import { presentTokenOf } from '../presenters/token.ts';
 import { header, iso } from '../schemas/common.ts';
 import {
   AuthorMetricsSchema,
@@ -33,11 +32,6 @@ import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 const HOUR_MS = 3_600_000;
-
-const tokenOf = (rows: ReadonlyMap<string, TokenRow>, id: string) => {
-  const row = rows.get(id);
-  return row === undefined ? null : presentToken(row);
-};
 
 function presentCohortSummary(c: CohortSummary): z.input<typeof CohortSummarySchema> {
   return {
@@ -171,14 +165,14 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
           mentions: activity.mentions,
           activeMembers: activity.activeAuthors,
           tokenCount: activity.tokenCount,
-          topTokens: activity.topTokens.map((t) => ({ token: tokenOf(tokens, t.tokenId), mentions: t.mentions, members: t.authors })),
+          topTokens: activity.topTokens.map((t) => ({ token: presentTokenOf(tokens, t.tokenId), mentions: t.mentions, members: t.authors })),
         },
-        tokens: [...byToken].map(([id, t]) => ({ token: tokenOf(tokens, id), convergenceEvents: t.events, lastConvergedAt: iso(t.last) })),
+        tokens: [...byToken].map(([id, t]) => ({ token: presentTokenOf(tokens, id), convergenceEvents: t.events, lastConvergedAt: iso(t.last) })),
         activeSignals: signals.map((s) => presentSignal(s, tokens)),
         convergenceEvents: c.convergenceEvents.map((e) => ({
           id: e.eventId,
           at: iso(e.ts),
-          token: tokenOf(tokens, e.tokenId),
+          token: presentTokenOf(tokens, e.tokenId),
           cohortVersion: e.cohortVersion,
           memberCount: e.memberCount,
           cohortSize: e.cohortSize,

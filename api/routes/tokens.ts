@@ -14,7 +14,7 @@ import { defineRoute } from '../http/route.ts';
 import { renderWire, WireJson, withMembers } from '../http/wire.ts';
 import { keyOf } from '../middleware/auth.ts';
 import { PLANS } from '../plans.ts';
-import { presentToken } from '../presenters/token.ts';
+import { presentToken, presentTokenOf } from '../presenters/token.ts';
 import { SCAN_DEFAULT_LIMIT, SCAN_DEFAULT_SORT, SCAN_DEFAULT_SORT_DIR, SCAN_PRESETS } from '../scan-presets.ts';
 import { DISCLAIMER, header, iso } from '../schemas/common.ts';
 import { HEALTH_STALE_AFTER_MS } from '../schemas/meta.ts';
@@ -41,11 +41,11 @@ import type { RouteGroup } from './group.ts';
 type TokenScore = z.input<typeof TokenScoreSchema>;
 
 /** A token's rule fields at one snapshot. */
-function presentTokenScore(row: RuleFieldRow, token: TokenRow | undefined): TokenScore {
+function presentTokenScore(row: RuleFieldRow, tokens: ReadonlyMap<string, TokenRow>): TokenScore {
   return {
     ...header('token_score'),
     tokenId: row.tokenId,
-    token: token === undefined ? null : presentToken(token),
+    token: presentTokenOf(tokens, row.tokenId),
     ts: iso(row.ts),
     scores: Object.fromEntries(SCORE_NAMES.map((name) => [name, row.values[name]])) as TokenScore['scores'],
     // Both snapshot tables are written from validated records, whose state is one of these.
@@ -170,18 +170,15 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
         snapshotTs: iso(snapshot.ts),
         k: query.k,
         summary,
-        data: neighbours.map((n) => {
-          const row = tokens.get(n.tokenId);
-          return {
-            snapshotId: n.snapshotId,
-            tokenId: n.tokenId,
-            token: row === undefined ? null : presentToken(row),
-            ts: iso(n.ts),
-            distance: n.distance,
-            return24h: n.return24h,
-            maxDrawdown24h: n.maxDrawdown24h,
-          };
-        }),
+        data: neighbours.map((n) => ({
+          snapshotId: n.snapshotId,
+          tokenId: n.tokenId,
+          token: presentTokenOf(tokens, n.tokenId),
+          ts: iso(n.ts),
+          distance: n.distance,
+          return24h: n.return24h,
+          maxDrawdown24h: n.maxDrawdown24h,
+        })),
         disclaimer: DISCLAIMER,
       };
     },
@@ -206,7 +203,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
         return new WireJson(
           renderWire({
             ...header('list'),
-            data: page.rows.map((row) => presentTokenScore(row, tokens.get(row.tokenId))),
+            data: page.rows.map((row) => presentTokenScore(row, tokens)),
             hasMore: page.hasMore,
             nextCursor: page.nextCursor,
           }),
@@ -258,7 +255,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
             asOf: iso(asOf),
             delayedMinutes,
             count: rows.length,
-            data: rows.map((row) => presentTokenScore(row, tokens.get(row.tokenId))),
+            data: rows.map((row) => presentTokenScore(row, tokens)),
           }),
         );
       });

@@ -41,3 +41,13 @@ export const AnalogSummarySchema = z.strictObject({
   positiveShare: fraction.nullable(),
   confidence: z.enum(CONFIDENCE_LEVELS),
 });
+
+/** The fields that open every snapshot record (features and quant snapshots): whose, when, where. */
+export const snapshotHeader = {
+  snapshotId: z.string().regex(/^snap_[0-9a-f]+$/),
+  tokenId,
+  ts: eventTime,
+  symbol: z.string().min(1),
+  chain: z.enum(CHAINS),
+  narrative: z.string().min(1),
+};

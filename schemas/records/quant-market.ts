@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHAINS, eventTime, tokenId, usd } from './primitives.ts';
+import { eventTime, snapshotHeader, tokenId, usd } from './primitives.ts';
 
 /**
  * Record types the quant engine's market-side modules derive: references no token matched
@@ -19,12 +19,7 @@ export const UnresolvedRefSchema = z.strictObject({
 export type UnresolvedRef = z.infer<typeof UnresolvedRefSchema>;
 
 export const FeatureSnapshotSchema = z.strictObject({
-  snapshotId: z.string().regex(/^snap_[0-9a-f]+$/),
-  tokenId,
-  ts: eventTime,
-  symbol: z.string().min(1),
-  chain: z.enum(CHAINS),
-  narrative: z.string().min(1),
+  ...snapshotHeader,
   featureVersion: z.string().regex(/^features@\d+$/),
   features: z.record(z.string(), z.number().finite().nullable()),
   priceUsd: usd.nullable(),

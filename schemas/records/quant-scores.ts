@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   AnalogSummarySchema,
-  CHAINS,
   CONFIDENCE_LEVELS,
   count,
   DIVERGENCE_STATES,
@@ -9,7 +8,7 @@ import {
   fraction,
   nullableNumber,
   SCORE_NAMES,
-  tokenId,
+  snapshotHeader,
   usd,
   type ScoreName,
 } from './primitives.ts';
@@ -108,12 +107,7 @@ export const QuantFreshnessSchema = z.strictObject({
 export type QuantFreshness = z.infer<typeof QuantFreshnessSchema>;
 
 export const QuantSnapshotSchema = z.strictObject({
-  snapshotId: z.string().regex(/^snap_[0-9a-f]+$/),
-  tokenId,
-  ts: eventTime,
-  symbol: z.string().min(1),
-  chain: z.enum(CHAINS),
-  narrative: z.string().min(1),
+  ...snapshotHeader,
   scores: QuantScoresSchema,
   scoreDetails: z.array(QuantScoreDetailSchema).length(SCORE_NAMES.length),
   activeSignals: z.array(QuantActiveSignalSchema),

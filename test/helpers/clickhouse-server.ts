@@ -3,7 +3,7 @@ import { access, constants, mkdir, mkdtemp, readFile, rm, writeFile } from 'node
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { aptInstall, signalGroup } from './peer-process.ts';
+import { aptInstall, peerStop } from './peer-process.ts';
 import { waitFor } from './wait.ts';
 
 export interface ClickHouseServer {
@@ -59,24 +59,11 @@ async function startIn(dir: string, command: string[]): Promise<ClickHouseServer
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: true,
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const killOnExit = (): void => signalGroup(child, 'SIGKILL');
-  process.once('exit', killOnExit);
-
-  let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopped ??= (async () => {
-      process.removeListener('exit', killOnExit);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.stdin?.end();
-        const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 15_000);
-        await exited;
-        clearTimeout(timer);
-      }
-      await rm(dir, { recursive: true, force: true });
-    })();
-    return stopped;
-  };
+  const stop = peerStop(child, {
+    onExit: 'SIGKILL',
+    escalate: { signal: 'SIGKILL', afterMs: 15_000 },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  });
 
   const url = `http://127.0.0.1:${httpPort}`;
   try {

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { aptInstall, signalGroup } from './peer-process.ts';
+import { aptInstall, peerStop } from './peer-process.ts';
 import { waitFor } from './wait.ts';
 
 const run = promisify(execFile);
@@ -33,22 +33,8 @@ export async function startMockBroker(): Promise<MockBroker> {
     ['-c', guard, 'mock-broker', '-b', 'localhost:1', '-X', 'test.mock.num.brokers=1', '-C', '-t', 'keepalive', '-o', 'end', '-u'],
     { stdio: ['pipe', 'ignore', 'pipe'], detached: true },
   );
-  const killOnExit = (): void => signalGroup(child, 'SIGTERM');
-  process.once('exit', killOnExit);
-
-  let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopped ??= (async () => {
-      process.removeListener('exit', killOnExit);
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-        child.stdin?.end();
-        signalGroup(child, 'SIGTERM');
-        await exited;
-      }
-    })();
-    return stopped;
-  };
+  // A mock broker has nothing to flush: its group is signalled as soon as the pipe is closed.
+  const stop = peerStop(child, { onExit: 'SIGTERM', escalate: { signal: 'SIGTERM', afterMs: 0 } });
 
   try {
     const brokers = await bootstrapAddress(child);

@@ -29,3 +29,36 @@ export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     // already gone
   }
 }
+
+export interface PeerStopOptions {
+  /** Sent to the group should this process exit without stopping the peer. */
+  onExit: NodeJS.Signals;
+  /** Sent to the group this long after stop() closed the guard's stdin, if it is still running by then. */
+  escalate: { signal: NodeJS.Signals; afterMs: number };
+  /** Runs once the peer is gone (e.g. removes its directory). */
+  cleanup?: () => Promise<void>;
+}
+
+/**
+ * The stop of a peer started in its own process group (`detached: true`) behind a shell
+ * guard that takes the peer down when this process's end of its stdin pipe closes. stop()
+ * closes the pipe, escalates to a signal if the peer lingers, waits for the guard to exit
+ * and cleans up; calling it again returns the same promise.
+ */
+export function peerStop(child: ChildProcess, { onExit, escalate, cleanup }: PeerStopOptions): () => Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = (): void => signalGroup(child, onExit);
+  process.once('exit', killOnExit);
+  let stopped: Promise<void> | undefined;
+  return () =>
+    (stopped ??= (async () => {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.stdin?.end();
+        const timer = setTimeout(() => signalGroup(child, escalate.signal), escalate.afterMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      await cleanup?.();
+    })());
+}

@@ -9,6 +9,7 @@ import type {
   TokenLookup,
 } from '../contracts.ts';
 import { AUTHOR_METRICS_MODEL, computeMetrics, type CallRecord } from './metrics.ts';
+import { TOPICS } from '../../../schemas/catalogue.ts';
 
 /**
  * Authors: turns mentions into calls, follows each call's outcome and crowd, and publishes
@@ -23,8 +24,8 @@ import { AUTHOR_METRICS_MODEL, computeMetrics, type CallRecord } from './metrics
  * version, so every consumer joins exactly what quant.author-metrics holds.
  */
 
-export const CALLS_TOPIC = 'quant.calls';
-export const AUTHOR_METRICS_TOPIC = 'quant.author-metrics';
+export const CALLS_TOPIC = TOPICS.calls.name;
+export const AUTHOR_METRICS_TOPIC = TOPICS.authorMetrics.name;
 
 const HOUR_MS = 3_600_000;
 /** A mention after this long without mentioning the token is a new call. */

@@ -7,6 +7,7 @@ import type {
 } from '../../../schemas/records/quant-social.ts';
 import type { AuthorDirectory, AuthorStanding, CrowdLookup } from '../authors/authors.ts';
 import type { Emitter, Mention } from '../contracts.ts';
+import { TOPICS } from '../../../schemas/catalogue.ts';
 
 /**
  * Cohorts: groups of authors with versioned membership, and convergence when enough
@@ -19,9 +20,8 @@ import type { Emitter, Mention } from '../contracts.ts';
  * the last 60 minutes, and not again for the same cohort and token within 6 hours.
  */
 
-export const COHORT_COMMANDS_TOPIC = 'control.cohorts';
-export const COHORTS_TOPIC = 'quant.cohorts';
-export const COHORT_EVENTS_TOPIC = 'quant.cohort-events';
+export const COHORTS_TOPIC = TOPICS.cohorts.name;
+export const COHORT_EVENTS_TOPIC = TOPICS.cohortEvents.name;
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;

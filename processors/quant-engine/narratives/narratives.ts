@@ -1,6 +1,7 @@
 import type { NarrativeShareChangeLookup } from '../scores/scores.ts';
 import type { NarrativeBucket } from '../../../schemas/records/quant-social.ts';
 import type { Emitter, Mention, NarrativeShareLookup, TokenLookup } from '../contracts.ts';
+import { TOPICS } from '../../../schemas/catalogue.ts';
 
 /**
  * Narratives: per narrative (the mentioned token's narrative) and event-time hour, how
@@ -12,7 +13,7 @@ import type { Emitter, Mention, NarrativeShareLookup, TokenLookup } from '../con
  * A mention older than the open bucket is late: counted in `lateMentions`, never applied.
  */
 
-export const NARRATIVES_TOPIC = 'quant.narratives';
+export const NARRATIVES_TOPIC = TOPICS.narratives.name;
 
 const HOUR_MS = 3_600_000;
 /** Buckets of history the author-growth baseline averages over. */
