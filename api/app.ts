@@ -47,7 +47,7 @@ export function createApi(deps: ApiDeps): Api {
   const router = mountRoutes(all);
   app.use(requestId());
   app.use(errorHandler(deps.logger));
-  app.use(authenticate(keys));
+  app.use(authenticate(keys, new Set(all.filter((route) => route.public).map((route) => route.path))));
   app.use(rateLimit({ now }));
   app.use(router.routes());
   app.use(router.allowedMethods());

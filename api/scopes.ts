@@ -1,7 +1,7 @@
 /**
  * Scopes a key may hold, and the scope each endpoint needs, as data: the auth middleware
- * checks it and the OpenAPI document publishes it. Public endpoints (PUBLIC_PATHS) need no
- * key. Reads and writes of a resource are separate scopes so a key can be handed to a
+ * checks it and the OpenAPI document publishes it. Public endpoints (routes declared
+ * `public`) need no key. Reads and writes of a resource are separate scopes so a key can be handed to a
  * dashboard without the right to change anything.
  */
 export const SCOPES = {
@@ -60,6 +60,3 @@ export const ENDPOINT_SCOPES: readonly EndpointScope[] = [
 export function scopeOf(method: string, path: string): Scope | null {
   return ENDPOINT_SCOPES.find((e) => e.method === method && e.path === path)?.scope ?? null;
 }
-
-/** Endpoints that need no key; they are rate-limited per client IP instead (spec §5.3). */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', '/v1/models', '/v1/stream/info', '/openapi.json']);

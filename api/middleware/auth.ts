@@ -3,7 +3,7 @@ import { StoreError } from '../../infra/store/errors.ts';
 import { ApiError } from '../errors.ts';
 import { hashApiKey, isWellFormedApiKey, type ApiKey, type KeyService } from '../keys.ts';
 import { planHasFeature, plansWith, type PlanFeature } from '../plans.ts';
-import { PUBLIC_PATHS, type Scope } from '../scopes.ts';
+import type { Scope } from '../scopes.ts';
 
 /** Who is calling: a valid key, or nobody (with why, for the 401 message). */
 export type Auth =
@@ -42,11 +42,12 @@ function presentedKey(ctx: Context): string | null {
 /**
  * Resolves the caller into ctx.state.auth without refusing anything yet, so the rate
  * limiter can count refused requests too (per IP) and put its headers on the 401 or 503.
- * Public endpoints are never looked up: they are limited per IP whatever the caller sends.
+ * Keys sent to public paths are never looked up: those are limited per IP whatever the
+ * caller sends.
  */
-export function authenticate(keys: KeyService): Middleware {
+export function authenticate(keys: KeyService, publicPaths: ReadonlySet<string>): Middleware {
   return async (ctx, next) => {
-    ctx.state.auth = PUBLIC_PATHS.has(ctx.path) ? { kind: 'anonymous', reason: 'public' } : await resolve(ctx, keys);
+    ctx.state.auth = publicPaths.has(ctx.path) ? { kind: 'anonymous', reason: 'public' } : await resolve(ctx, keys);
     await next();
   };
 }

@@ -9,7 +9,7 @@ import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { createApi } from '../../../api/app.ts';
 import { PROBE_TIMEOUT_MS } from '../../../api/schemas/meta.ts';
-import { ENDPOINT_SCOPES, PUBLIC_PATHS, SCOPES, scopeOf } from '../../../api/scopes.ts';
+import { ENDPOINT_SCOPES, SCOPES, scopeOf } from '../../../api/scopes.ts';
 import { loadConfig } from '../../../infra/config.ts';
 import type { EventLog } from '../../../infra/log/port.ts';
 import { openStore } from '../../../infra/store/open-store.ts';
@@ -25,6 +25,9 @@ import { SCORE_NAMES } from '../../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../../schemas/records/quant-scores.ts';
 import type { ApiWorld } from '../../helpers/api-world.ts';
 import { openEmbedded, silentLogger } from '../../helpers/runtime-fixture.ts';
+
+/** The endpoints spec §4 and §5.3 name as public: no key, limited per client IP. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/v1/health', '/v1/models', '/v1/stream/info', '/openapi.json']);
 
 /** The endpoints of spec 4.1–4.3 and 4.6, as the document must list them. */
 const SPEC_ENDPOINTS = [
