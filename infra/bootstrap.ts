@@ -35,6 +35,7 @@ export async function openLogServices(config: Config, logger: Logger): Promise<L
       brokers: config.KAFKA_BROKERS.split(','),
       clientId: config.KAFKA_CLIENT_ID,
       idempotent: config.KAFKA_IDEMPOTENT,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       logger: logger.child({ component: 'kafka' }),
     });
     registry = new ConfluentSchemaRegistry(config.SCHEMA_REGISTRY_URL);

@@ -9,6 +9,8 @@ const ConfigSchema = z.object({
   TQA_LOG_FSYNC: z.enum(['always', 'never']).default('always'),
   /** Size at which an embedded segment file is closed and a new one started. */
   TQA_LOG_SEGMENT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  /** How often a processor task saves its state (and commits what it covers) while it runs: work redone after a crash. */
+  TQA_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
   KAFKA_BROKERS: z.string().default('localhost:9092'),
   KAFKA_CLIENT_ID: z.string().default('tqa'),
   /** Idempotent producer: on for real Kafka; off against brokers without InitProducerId (the test mock). */
@@ -16,6 +18,8 @@ const ConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /** How long the group waits for a silent member (one killed) before moving its partitions. */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(3000).default(30_000),
   SCHEMA_REGISTRY_URL: z.string().url().default('http://localhost:8081'),
   CLICKHOUSE_URL: z.string().url().default('http://localhost:8123'),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('tqa'),

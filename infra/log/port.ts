@@ -58,6 +58,23 @@ export interface ConsumerOptions {
   fromBeginning?: boolean;
   /** Upper bound on records handed to one batch call. */
   maxBatchRecords?: number;
+  /**
+   * `true` (default): the offset after a batch is committed once its handler resolved.
+   * `false`: the consumer never commits by itself; the caller commits with commit() what its
+   * own durable state covers (a processor, whose handler only queues records for its merge).
+   */
+  autoCommit?: boolean;
+  /**
+   * Where a partition newly assigned to this member starts, in place of the group's
+   * committed offset: a caller that checkpoints its own positions resumes from them, so
+   * nothing between the checkpoint and a newer commit is skipped. Undefined: the committed offset.
+   */
+  startPosition?(topic: string, partition: number): Promise<number | undefined>;
+  /**
+   * One member of the group holds every partition and the others wait as standbys, for a
+   * processor whose one task reads them all. (The file log's groups are always so.)
+   */
+  exclusive?: boolean;
 }
 
 export interface BatchContext {
@@ -76,6 +93,12 @@ export interface LogConsumer {
   seek(topic: string, partition: number, offset: number): void;
   /** Partitions currently assigned to this member. */
   assignment(): { topic: string; partition: number }[];
+  /**
+   * Commits next offsets for partitions this member holds (others are skipped), for
+   * `autoCommit: false`. Skipped once stopping; rejects when the group refuses it (Kafka,
+   * re-balancing). A commit not made leaves the committed offset behind, never ahead.
+   */
+  commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void>;
   /** Resolves when the current batch is done, its offset committed and consumption stopped. */
   stop(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { writeFileAtomic } from '../../infra/fs/atomic-write.ts';
@@ -23,6 +23,7 @@ export class CheckpointStore {
   constructor(private readonly dir: string) {}
 
   async load<State>(processor: string, partition: number): Promise<Checkpoint<State> | undefined> {
+    await this.removeUnfinishedSaves(processor, partition);
     try {
       return deserialize(await readFile(this.path(processor, partition))) as Checkpoint<State>;
     } catch (err) {
@@ -36,7 +37,30 @@ export class CheckpointStore {
     await writeFileAtomic(this.path(processor, partition), serialize(checkpoint));
   }
 
+  /**
+   * A save cut short by a crash leaves its temporary file (`<name>.<pid>.tmp`) behind; it is
+   * never read, only in the way. Those of a live process are its saves in progress.
+   */
+  private async removeUnfinishedSaves(processor: string, partition: number): Promise<void> {
+    const dir = join(this.dir, encodeURIComponent(processor));
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const unfinished = names.filter((name) => {
+      const pid = new RegExp(`^${partition}\\.ckpt\\.(\\d+)\\.tmp$`).exec(name)?.[1];
+      return pid !== undefined && !processAlive(Number(pid));
+    });
+    await Promise.all(unfinished.map((name) => rm(join(dir, name), { force: true })));
+  }
+
   private path(processor: string, partition: number): string {
     return join(this.dir, encodeURIComponent(processor), `${partition}.ckpt`);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

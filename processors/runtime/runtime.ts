@@ -95,6 +95,7 @@ export class ProcessorRuntime<State> {
   private readonly endOffsetCache = new Map<string, { at: number; ends: number[] }>();
   private readonly logger: Logger;
   private running: Promise<void> | undefined;
+  private stopping = false;
   /** Counters for metrics and benchmarks. */
   readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
 
@@ -111,6 +112,15 @@ export class ProcessorRuntime<State> {
       topics: [...processor.inputs],
       fromBeginning: true,
       maxBatchRecords: this.options.maxBatchRecords,
+      // Batches are only queued for the event-time merge when the handler returns: the
+      // group's offsets may say no more than what a saved checkpoint covers (checkpoint()).
+      autoCommit: false,
+      exclusive: this.processor.parallelism === 'single',
+      // A partition resumes where its task's checkpoint is, whatever the group committed.
+      startPosition: async (topic, partition) => {
+        const task = await this.serial(() => this.task(this.taskId(partition)));
+        return task.positions[sourceId(topic, partition)];
+      },
     });
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
@@ -132,20 +142,42 @@ export class ProcessorRuntime<State> {
 
   /**
    * After a failure the task's state may cover records whose outputs were not produced:
-   * drop it, so it reloads from its checkpoint and those records are processed again.
+   * drop it and read every input partition of the task again from its checkpoint (one
+   * already read to its end would otherwise never deliver the records the task needs).
    */
   private forget(taskId: number, err: unknown): void {
     this.logger.error({ err, task: taskId }, 'task failed; resuming from its checkpoint');
     this.tasks.delete(taskId);
+    void this.serial(() => this.rewind(taskId)).catch((rewindErr: unknown) => {
+      // Stopping, or the checkpoint is unreadable: the next batch for the task tries again.
+      this.logger.warn({ err: rewindErr, task: taskId }, 'rewinding the task to its checkpoint failed');
+      this.tasks.delete(taskId);
+    });
   }
 
-  /** Finishes the batch in hand, produces its outputs and checkpoints every task. */
+  private async rewind(taskId: number): Promise<void> {
+    if (this.stopping) return;
+    const task = await this.task(taskId);
+    const held = this.consumer!.assignment();
+    for (const source of task.sources) {
+      if (!held.some((a) => a.topic === source.topic && a.partition === source.partition)) continue;
+      const queue = task.queues.get(source.id)!;
+      queue.seekedTo = queue.fetched;
+      this.consumer!.seek(source.topic, source.partition, queue.fetched);
+    }
+  }
+
+  /**
+   * Finishes the batch in hand, produces its outputs, checkpoints every task and commits
+   * what the checkpoints cover; batches delivered after that are left for the next start.
+   */
   async stop(): Promise<void> {
     clearInterval(this.idleTimer);
-    await this.consumer?.stop();
+    this.stopping = true;
     await this.serial(async () => {
       for (const task of this.tasks.values()) await this.checkpoint(task);
     });
+    await this.consumer?.stop();
     await this.running?.catch(() => undefined);
   }
 
@@ -173,6 +205,7 @@ export class ProcessorRuntime<State> {
   }
 
   private async accept(topic: string, partition: number, records: LogRecord[]): Promise<void> {
+    if (this.stopping) return;
     const task = await this.task(this.taskId(partition));
     const queue = task.queues.get(sourceId(topic, partition))!;
     const first = records[0]?.offset;
@@ -317,16 +350,21 @@ export class ProcessorRuntime<State> {
     this.stats.produced += outputs.length;
   }
 
+  /** Saves the task's state with the positions it covers, then commits those positions to the group. */
   private async checkpoint(task: Task<State>): Promise<void> {
-    if (!task.dirty) return;
-    await this.options.checkpoints.save(this.processor.name, task.id, {
-      stateVersion: this.processor.stateVersion,
-      positions: task.positions,
-      maxEventTime: task.maxEventTime,
-      state: task.state,
-    });
-    task.dirty = false;
-    task.lastCheckpointAt = Date.now();
+    if (task.dirty) {
+      await this.options.checkpoints.save(this.processor.name, task.id, {
+        stateVersion: this.processor.stateVersion,
+        positions: task.positions,
+        maxEventTime: task.maxEventTime,
+        state: task.state,
+      });
+      task.dirty = false;
+      task.lastCheckpointAt = Date.now();
+    }
+    const covered = task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] }));
+    // A commit not made only leaves the group's offsets further behind the checkpoint.
+    await this.consumer?.commit(covered).catch((err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed'));
   }
 
   private async task(id: number): Promise<Task<State>> {

@@ -181,5 +181,47 @@ export function describeLogContract(name: string, open: () => Promise<LogUnderTe
       expect(failures).toBe(1);
       expect(delivered).toEqual([0, 1, 2, 3, 4, 2, 3, 4]);
     });
+
+    it('with autoCommit off commits only what the caller commits, and starts where startPosition says', async () => {
+      const spec = topicSpec('caller-commits');
+      await log.ensureTopics([spec]);
+      await log.append(spec.name, Array.from({ length: 10 }, (_, i) => rec(i, 'one-key')));
+      const partition = partitionForKey('one-key', PARTITIONS);
+      const groupId = `g-${randomUUID().slice(0, 8)}`;
+      const first = collector();
+      const reader = log.consumer({ groupId, topics: [spec.name], fromBeginning: true, autoCommit: false });
+      consumers.push(reader);
+      void reader.run(first.handler);
+      await waitFor(() => first.seen.length >= 10, 'the 10 records');
+      // Read to the end, yet nothing is committed until the caller says what it covers.
+      expect(await log.committedOffsets(groupId, spec.name)).toEqual([]);
+      await reader.commit([
+        { topic: spec.name, partition, offset: 4 },
+        { topic: 'a-topic-it-does-not-hold', partition: 0, offset: 99 },
+      ]);
+      expect(await log.committedOffsets(groupId, spec.name)).toEqual([{ partition, offset: 4 }]);
+      await reader.stop();
+
+      // The caller's checkpoint covers 7: that, not the committed 4, is where the next member starts.
+      const second = collector();
+      const asked: string[] = [];
+      const resumed = log.consumer({
+        groupId,
+        topics: [spec.name],
+        fromBeginning: true,
+        autoCommit: false,
+        startPosition: async (topic, p) => {
+          asked.push(`${topic}#${p}`);
+          return p === partition ? 7 : undefined;
+        },
+      });
+      consumers.push(resumed);
+      void resumed.run(second.handler);
+      await waitFor(() => second.seen.length >= 3, 'the records after the start position');
+      await resumed.stop();
+      expect(second.seen.map((r) => r.offset)).toEqual([7, 8, 9]);
+      expect(asked).toContain(`${spec.name}#${partition}`);
+      expect(await log.committedOffsets(groupId, spec.name)).toEqual([{ partition, offset: 4 }]);
+    });
   });
 }

@@ -32,7 +32,14 @@ export const startCommand: CliCommand = {
     if (roles.includes('processors')) {
       const checkpoints = new CheckpointStore(join(config.TQA_DATA_DIR, 'state'));
       for (const processor of PROCESSORS) {
-        const runtime = new ProcessorRuntime({ processor, log: services.log, codec: services.codec, checkpoints, logger });
+        const runtime = new ProcessorRuntime({
+          processor,
+          log: services.log,
+          codec: services.codec,
+          checkpoints,
+          logger,
+          checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+        });
         runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
         stops.push(() => runtime.stop());
       }

@@ -53,6 +53,9 @@ export const topicsCommand: CliCommand = {
         return 0;
       }
       stdout.write(`mode: ${log.kind}\n`);
+      // What a lag counts: a processor commits only what its saved checkpoint covers, a
+      // projection only what it stored, so lag 0 means the work is durably done.
+      stdout.write('lag: records not yet covered by a group\'s saved state (processors) or stored rows (projections)\n');
       for (const r of reports) {
         const offsets = r.partitions.map((p) => `${p.partition}:${p.start}-${p.end}`).join(' ');
         stdout.write(`${r.topic.padEnd(22)} ${r.cleanupPolicy.padEnd(8)} partitions=${r.partitions.length} records=${r.records} [${offsets}]\n`);

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
 import { readGroupOffsets, writeGroupOffsets, type FileEventLog, type GroupOffsets } from './file-log.ts';
 import { PartitionReader } from './segments.ts';
 import { toLogRecord } from './record-format.ts';
@@ -48,6 +48,14 @@ export class FileLogConsumer implements LogConsumer {
 
   assignment(): { topic: string; partition: number }[] {
     return this.assigned.map(({ topic, partition }) => ({ topic, partition }));
+  }
+
+  async commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void> {
+    // Only the member holding the group's lock writes its offsets: a standby holds nothing.
+    const held = offsets.filter((o) => this.assigned.some((a) => a.topic === o.topic && a.partition === o.partition));
+    if (held.length === 0) return;
+    for (const { topic, partition, offset } of held) (this.offsets[topic] ??= {})[partition] = offset;
+    await writeGroupOffsets(this.log.groupFile(this.options.groupId), this.offsets);
   }
 
   async stop(): Promise<void> {
@@ -95,12 +103,16 @@ export class FileLogConsumer implements LogConsumer {
             continue;
           }
           delivered += records.length;
-          await this.commit(entry.topic, entry.partition, entry.reader.position);
+          if (this.options.autoCommit !== false) {
+            await this.commit([{ topic: entry.topic, partition: entry.partition, offset: entry.reader.position }]);
+          }
         }
         if (delivered === 0) await this.waitForRecords();
       }
     } finally {
-      await Promise.all(this.assigned.map((a) => a.reader.close()));
+      const readers = this.assigned;
+      this.assigned = [];
+      await Promise.all(readers.map((a) => a.reader.close()));
       await release();
     }
   }
@@ -110,16 +122,11 @@ export class FileLogConsumer implements LogConsumer {
       const spec = await this.log.topicSpec(topic);
       const ends = this.options.fromBeginning ? undefined : await this.log.endOffsets(topic);
       for (let partition = 0; partition < spec.partitions; partition++) {
-        const committed = this.offsets[topic]?.[partition];
-        const start = committed ?? ends?.[partition].offset ?? 0;
+        const resumeAt = await this.options.startPosition?.(topic, partition);
+        const start = resumeAt ?? this.offsets[topic]?.[partition] ?? ends?.[partition].offset ?? 0;
         this.assigned.push({ topic, partition, reader: new PartitionReader(this.log.partitionDir(topic, partition), start) });
       }
     }
-  }
-
-  private async commit(topic: string, partition: number, offset: number): Promise<void> {
-    (this.offsets[topic] ??= {})[partition] = offset;
-    await writeGroupOffsets(this.log.groupFile(this.options.groupId), this.offsets);
   }
 
   /** Waits for an append in this process, the poll interval (appends by other processes) or stop. */

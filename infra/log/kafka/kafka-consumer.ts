@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
+import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
 
 type Handler = (batch: Batch, ctx: BatchContext) => Promise<void>;
@@ -35,6 +36,8 @@ export class KafkaLogConsumer implements LogConsumer {
   private running: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private ended: { resolve(): void; reject(err: Error): void } | undefined;
+  /** Seeks of the current assignment to the caller's start positions (options.startPosition). */
+  private starting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -50,7 +53,7 @@ export class KafkaLogConsumer implements LogConsumer {
 
   seek(topic: string, partition: number, offset: number): void {
     // kafkajs would drop a seek on a partition it does not hold without a word
-    if (!this.consumer || !this.assigned.some((a) => a.topic === topic && a.partition === partition)) {
+    if (!this.consumer || !this.holds(topic, partition)) {
       throw new Error(`${topic}/${partition} is not assigned to this consumer`);
     }
     this.consumer.seek({ topic, partition, offset: String(offset) });
@@ -58,6 +61,16 @@ export class KafkaLogConsumer implements LogConsumer {
 
   assignment(): { topic: string; partition: number }[] {
     return [...this.assigned];
+  }
+
+  async commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void> {
+    const held = offsets.filter((o) => this.holds(o.topic, o.partition));
+    if (held.length === 0 || this.stopping || !this.consumer) return;
+    await this.consumer.commitOffsets(held.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })));
+  }
+
+  private holds(topic: string, partition: number): boolean {
+    return this.assigned.some((a) => a.topic === topic && a.partition === partition);
   }
 
   stop(): Promise<void> {
@@ -113,11 +126,14 @@ export class KafkaLogConsumer implements LogConsumer {
       // kafkajs restarts by itself only after retriable errors; a non-retriable one from a
       // broker mid-rebalance would otherwise end the role: rejoin after kafkajs's backoff.
       retry: { restartOnFailure: async () => true },
+      ...(this.options.exclusive && { partitionAssigners: [exclusiveAssigner(() => this.assigned.length > 0)] }),
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
         partitions.map((partition) => ({ topic, partition })),
       );
+      this.starting = this.seekToStart(consumer);
+      this.starting.catch(() => undefined); // deliver() awaits it and fails the batch
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       // kafkajs left the group; when it restarts it joins again and GROUP_JOIN says what it got
@@ -127,8 +143,32 @@ export class KafkaLogConsumer implements LogConsumer {
     return consumer;
   }
 
+  /**
+   * Seeks every newly assigned partition to the caller's start position. kafkajs applies a
+   * seek at its next fetch and marks batches fetched before it stale; deliver() waits for
+   * these seeks, so no batch from the committed offset reaches the handler first.
+   */
+  private async seekToStart(consumer: Consumer): Promise<void> {
+    const { startPosition } = this.options;
+    if (!startPosition) return;
+    for (const { topic, partition } of [...this.assigned]) {
+      const offset = await startPosition(topic, partition);
+      if (offset !== undefined && this.consumer === consumer && this.holds(topic, partition)) {
+        consumer.seek({ topic, partition, offset: String(offset) });
+      }
+    }
+  }
+
   private async deliver(payload: EachBatchPayload, handler: Handler, ctx: BatchContext): Promise<void> {
     const { batch, resolveOffset, commitOffsetsIfNecessary, heartbeat, isRunning, isStale } = payload;
+    try {
+      await this.starting;
+    } catch (err) {
+      this.starting = this.seekToStart(this.consumer!);
+      this.starting.catch(() => undefined);
+      throw err;
+    }
+    if (isStale()) return;
     const size = Math.max(1, this.options.maxBatchRecords ?? batch.messages.length);
     for (let start = 0; start < batch.messages.length; start += size) {
       const messages = batch.messages.slice(start, start + size);
@@ -149,9 +189,11 @@ export class KafkaLogConsumer implements LogConsumer {
       // Kafka accepts the old generation's commit while the group prepares to re-balance, so
       // a revoked partition's next owner starts after this batch. (librdkafka's mock refuses
       // it; the batch then goes to the next owner again: at least once, never lost.)
-      await commitOffsetsIfNecessary({
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last) + 1n) }] }],
-      });
+      if (this.options.autoCommit !== false) {
+        await commitOffsetsIfNecessary({
+          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last) + 1n) }] }],
+        });
+      }
       if (!isRunning() || this.stopping) return;
       await heartbeat();
     }

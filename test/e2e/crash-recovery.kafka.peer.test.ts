@@ -1,0 +1,73 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedHistory } from '../../infra/feeds/sim/runner.ts';
+import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
+import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
+import { CATALOGUE } from '../../schemas/catalogue.ts';
+import { Codec } from '../../schemas/codec.ts';
+import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
+import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { silentLogger } from '../helpers/runtime-fixture.ts';
+import { derivedCount, expectSameOutputs, killStartedRoles, runWithFaults, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
+
+// Small enough for the mock broker, which keeps about 5 MB per partition.
+const WORLD = { seed: 31, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 20, authors: 120 };
+const SESSION_TIMEOUT_MS = 6_000;
+
+describe('kill -9 of the engine and the projections during a catch-up, on the Kafka protocol broker', () => {
+  let registry: FakeSchemaRegistry;
+  const brokers: MockBroker[] = [];
+  const worlds: World[] = [];
+
+  beforeAll(async () => {
+    registry = await startFakeSchemaRegistry();
+  });
+  afterAll(async () => {
+    await killStartedRoles();
+    for (const world of worlds) {
+      await world.log.close();
+      await rm(world.dir, { recursive: true, force: true });
+    }
+    await Promise.all([...brokers.map((b) => b.stop()), registry?.close()]);
+  });
+
+  /** A world on a broker of its own (the mock's topics are global), seeded by this process. */
+  async function seededWorld(): Promise<World> {
+    const broker = await startMockBroker();
+    brokers.push(broker);
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-crash-kafka-'));
+    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'crash-test', idempotent: false, logger: silentLogger, sessionTimeoutMs: SESSION_TIMEOUT_MS });
+    await log.ensureTopics(CATALOGUE);
+    const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
+    await codec.registerTopics(CATALOGUE.map((t) => t.name));
+    const env = {
+      TQA_DATA_DIR: dir,
+      TQA_LOG: 'kafka',
+      KAFKA_BROKERS: broker.brokers,
+      KAFKA_IDEMPOTENT: 'false',
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      SCHEMA_REGISTRY_URL: registry.url,
+    };
+    const world = { dir, log, codec, env };
+    worlds.push(world);
+    await seedHistory({ log, codec, dataDir: dir, ...WORLD });
+    return world;
+  }
+
+  it('loses and changes no derived record and no stored row, whenever the kills land', async () => {
+    const reference = await runWithoutFaults(await seededWorld());
+    const expected = derivedCount(reference);
+    expect(expected).toBeGreaterThan(1000);
+    const faulty = await runWithFaults(await seededWorld(), expected);
+
+    const [early, middle] = faulty.kills;
+    expect(early.derived).toBeLessThan(expected / 2);
+    expect(middle.derived).toBeLessThan(expected);
+    expect(faulty.kills.at(-2)!.derived, 'outputs were still missing when the engine was killed in a checkpoint write').toBeLessThan(expected);
+    expect(faulty.kills.at(-1)!.engineCommitBehindInput, 'the last kill left input the saved state did not cover').toBe(true);
+
+    expectSameOutputs(faulty.outputs, reference);
+  }, 900_000);
+});

@@ -1,0 +1,276 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, watch } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { loadConfig } from '../../infra/config.ts';
+import type { EventLog } from '../../infra/log/port.ts';
+import { openStore } from '../../infra/store/open-store.ts';
+import type { Row } from '../../infra/store/port.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { PROJECTIONS } from '../../projections/index.ts';
+import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { signalGroup } from '../helpers/peer-process.ts';
+import { silentLogger } from '../helpers/runtime-fixture.ts';
+import { dumpStore } from '../helpers/store-dump.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+/** Topics the engine writes: what a fault must neither lose nor change. */
+const DERIVED = CATALOGUE.filter((t) => t.name.startsWith('quant.') || t.name === TOPICS.deadLetters.name).map((t) => t.name);
+const ENGINE_GROUP = quantEngine.name;
+const RUN_TIMEOUT_MS = 240_000;
+
+/** One copy of the seeded input, with the log connection of the test and the environment of its service processes. */
+export interface World {
+  dir: string;
+  log: EventLog;
+  codec: Codec;
+  /** Environment of `tqa start` on this world (log mode, brokers, data dir). */
+  env: Record<string, string>;
+}
+
+interface Role {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<void>;
+  stderr: () => string;
+}
+
+const started = new Set<Role>();
+
+/** Kills every service process a scenario started and is still running (after a failed test). */
+export async function killStartedRoles(): Promise<void> {
+  await kill(...started);
+}
+
+/** Starts `tqa start --roles <role>` in its own process group, as an operator would. */
+function startRole(world: World, role: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
+  const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', role], {
+    cwd: ROOT,
+    env: { ...process.env, TQA_SIM: 'off', TQA_STORE: 'duckdb', LOG_LEVEL: 'warn', TQA_CHECKPOINT_INTERVAL_MS: '1000', ...world.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const role = { name, child, exited, stderr: () => err };
+  started.add(role);
+  // Nor may it outlive the test runner.
+  const killOnExit = (): void => signalGroup(child, 'SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => {
+    started.delete(role);
+    process.removeListener('exit', killOnExit);
+  });
+  return role;
+}
+
+async function kill(...roles: Role[]): Promise<void> {
+  for (const role of roles) signalGroup(role.child, 'SIGKILL');
+  await Promise.all(roles.map((r) => r.exited));
+}
+
+async function stopGracefully(...roles: Role[]): Promise<void> {
+  for (const role of roles) signalGroup(role.child, 'SIGTERM');
+  await Promise.all(roles.map((r) => r.exited));
+  for (const role of roles) expect(role.child.exitCode, `${role.name} exit code; stderr: ${role.stderr()}`).toBe(0);
+}
+
+/**
+ * The distinct derived records seen so far, read incrementally: a record repeated after a
+ * crash (same key, time and bytes) counts once.
+ */
+class DerivedRecords {
+  readonly distinct = new Map<string, Set<string>>(DERIVED.map((t) => [t, new Set()]));
+  private readonly next = new Map<string, number>();
+
+  constructor(private readonly log: EventLog) {}
+
+  async refresh(): Promise<number> {
+    for (const topic of DERIVED) {
+      for (const { partition, offset: start } of await this.log.startOffsets(topic)) {
+        const id = `${topic}#${partition}`;
+        for (let from = Math.max(start, this.next.get(id) ?? 0); ; ) {
+          const batch = await this.log.read(topic, partition, from, 10_000);
+          if (batch.length === 0) break;
+          for (const r of batch) this.distinct.get(topic)!.add(`${r.key}|${r.timestamp}|${r.value?.toString('base64')}`);
+          from = batch.at(-1)!.offset + 1;
+          this.next.set(id, from);
+        }
+      }
+    }
+    return this.count();
+  }
+
+  count(): number {
+    let n = 0;
+    for (const set of this.distinct.values()) n += set.size;
+    return n;
+  }
+
+  sorted(): Record<string, string[]> {
+    return Object.fromEntries([...this.distinct].map(([topic, set]) => [topic, [...set].sort()]));
+  }
+}
+
+/** True when the group's committed offsets reach the end of every partition of its topics. */
+async function groupAtEnd(log: EventLog, group: string, topics: readonly string[]): Promise<boolean> {
+  for (const topic of topics) {
+    const [ends, committed] = await Promise.all([log.endOffsets(topic), log.committedOffsets(group, topic)]);
+    for (const { partition, offset } of ends) {
+      if (offset > 0 && (committed.find((c) => c.partition === partition)?.offset ?? 0) < offset) return false;
+    }
+  }
+  return true;
+}
+
+/** The engine's state and every projection's stored rows cover the whole log, as the groups' commits say. */
+async function everythingDone(log: EventLog): Promise<boolean> {
+  if (!(await groupAtEnd(log, ENGINE_GROUP, quantEngine.inputs))) return false;
+  for (const projection of PROJECTIONS) {
+    if (!(await groupAtEnd(log, `projection.${projection.name}`, projection.topics))) return false;
+  }
+  return true;
+}
+
+export interface RunOutputs {
+  derived: Record<string, string[]>;
+  tables: Record<string, Row[]>;
+}
+
+async function outputsOf(world: World, derived: DerivedRecords): Promise<RunOutputs> {
+  await derived.refresh();
+  const store = await openStore(loadConfig({ TQA_DATA_DIR: world.dir }), silentLogger);
+  try {
+    return { derived: derived.sorted(), tables: await dumpStore(store) };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The engine and the projections run to the end of the log without a fault. */
+export async function runWithoutFaults(world: World): Promise<RunOutputs> {
+  const engine = startRole(world, 'processors', 'engine');
+  const projections = startRole(world, 'projections', 'projections');
+  await waitFor(() => everythingDone(world.log), 'the fault-free run to finish', RUN_TIMEOUT_MS);
+  await stopGracefully(engine, projections);
+  return outputsOf(world, new DerivedRecords(world.log));
+}
+
+export interface FaultReport {
+  outputs: RunOutputs;
+  /** What each kill hit, for the test's assertions. */
+  kills: { at: string; derived: number; engineCommitBehindInput?: boolean }[];
+  /** How many tries the kill during a checkpoint write took to land while the file was being written. */
+  checkpointWriteAttempts: number;
+}
+
+/**
+ * Kills the engine and the projections with SIGKILL at several moments of a catch-up and
+ * restarts them, then lets the last ones finish:
+ *  1. early (5% of the fault-free run's derived records);
+ *  2. half way, with a standby engine waiting that takes over (no restart);
+ *  3. while the engine writes a checkpoint (the kill fires on the temporary file's creation);
+ *  4. once every derived record exists, i.e. right after the engine read its input to the end,
+ *     before it saved a checkpoint covering it.
+ */
+export async function runWithFaults(world: World, expectedDerived: number): Promise<FaultReport> {
+  const derived = new DerivedRecords(world.log);
+  const kills: FaultReport['kills'] = [];
+  /** Waits until the share of derived records is reached and the processes started since `since` added some. */
+  const progressReaches = (fraction: number, since: number, what: string) =>
+    waitFor(async () => {
+      const now = await derived.refresh();
+      return now >= expectedDerived * fraction && now > since;
+    }, what, RUN_TIMEOUT_MS);
+  const killed = async (at: string, roles: Role[], extra: Partial<FaultReport['kills'][number]> = {}) => {
+    await kill(...roles);
+    kills.push({ at, derived: await derived.refresh(), ...extra });
+  };
+
+  // 1. early
+  let engine = startRole(world, 'processors', 'engine-1');
+  let projections = startRole(world, 'projections', 'projections-1');
+  await progressReaches(0.05, 0, '5% of the derived records');
+  await killed('early', [engine, projections]);
+
+  // 2. half way; a standby started once the active engine holds the group takes over
+  engine = startRole(world, 'processors', 'engine-2');
+  projections = startRole(world, 'projections', 'projections-2');
+  await progressReaches(0.25, derived.count(), '25% of the derived records');
+  const standby = startRole(world, 'processors', 'engine-standby', { TQA_CHECKPOINT_INTERVAL_MS: '200' });
+  await progressReaches(0.5, derived.count(), '50% of the derived records');
+  await killed('middle', [engine, projections]);
+  projections = startRole(world, 'projections', 'projections-3');
+
+  // 3. during a checkpoint write of the engine that took over (or of a restarted one, until a kill lands mid-write)
+  const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
+  let active = standby;
+  let attempts = 0;
+  for (;;) {
+    attempts++;
+    const tmp = await killOnCheckpointWrite(stateDir, active);
+    kills.push({ at: `checkpoint write (attempt ${attempts})`, derived: await derived.refresh() });
+    if (existsSync(join(stateDir, tmp))) break;
+    if (attempts >= 5) throw new Error('no kill landed while a checkpoint was being written in 5 attempts');
+    active = startRole(world, 'processors', `engine-3-${attempts}`, { TQA_CHECKPOINT_INTERVAL_MS: '200' });
+  }
+  await kill(projections);
+
+  // 4. right after the input ends: every derived record exists, no checkpoint covers the end yet
+  engine = startRole(world, 'processors', 'engine-4', { TQA_CHECKPOINT_INTERVAL_MS: '600000' });
+  projections = startRole(world, 'projections', 'projections-4');
+  await progressReaches(1, 0, 'every derived record');
+  const behind = !(await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs));
+  await killed('after the input ends', [engine, projections], { engineCommitBehindInput: behind });
+
+  // restart and finish
+  engine = startRole(world, 'processors', 'engine-5');
+  projections = startRole(world, 'projections', 'projections-5');
+  await waitFor(() => everythingDone(world.log), 'the restarted engine and projections to finish', RUN_TIMEOUT_MS);
+  await stopGracefully(engine, projections);
+  // The restart removed what the kill in a checkpoint write left.
+  expect(readdirSync(stateDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  return { outputs: await outputsOf(world, derived), kills, checkpointWriteAttempts: attempts };
+}
+
+/**
+ * Kills `engine` the moment it creates a checkpoint's temporary file (inotify, so the kill is
+ * sent while the file is being written); returns the file's name.
+ */
+async function killOnCheckpointWrite(stateDir: string, engine: Role): Promise<string> {
+  await waitFor(() => existsSync(stateDir), 'the engine state dir', RUN_TIMEOUT_MS);
+  const suffix = `.${engine.child.pid}.tmp`;
+  const name = await new Promise<string>((resolve, reject) => {
+    const watcher = watch(stateDir, (_event, file) => {
+      if (!file?.endsWith(suffix)) return;
+      signalGroup(engine.child, 'SIGKILL');
+      watcher.close();
+      resolve(file);
+    });
+    void engine.exited.then(() => {
+      watcher.close();
+      reject(new Error(`${engine.name} exited before writing a checkpoint: ${engine.stderr()}`));
+    });
+  });
+  await engine.exited;
+  return name;
+}
+
+/** The faulty run left exactly the fault-free run's records and rows. */
+export function expectSameOutputs(faulty: RunOutputs, reference: RunOutputs): void {
+  for (const topic of DERIVED) {
+    expect(faulty.derived[topic].length, `${topic}: distinct records`).toBe(reference.derived[topic].length);
+    expect(faulty.derived[topic], topic).toEqual(reference.derived[topic]);
+  }
+  for (const table of Object.keys(reference.tables)) {
+    expect(faulty.tables[table].length, `${table}: rows`).toBe(reference.tables[table].length);
+    expect(faulty.tables[table], table).toEqual(reference.tables[table]);
+  }
+}
+
+export function derivedCount(outputs: RunOutputs): number {
+  return Object.values(outputs.derived).reduce((n, records) => n + records.length, 0);
+}
