@@ -45,8 +45,8 @@ export async function killStartedRoles(): Promise<void> {
 }
 
 /** Starts `tqa start --roles <role>` in its own process group, as an operator would. */
-function startRole(world: World, role: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
-  const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', role], {
+function startRole(world: World, roles: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
+  const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', roles], {
     cwd: ROOT,
     env: { ...process.env, TQA_SIM: 'off', TQA_STORE: 'duckdb', LOG_LEVEL: 'warn', TQA_CHECKPOINT_INTERVAL_MS: '1000', ...world.env, ...env },
     detached: true,
