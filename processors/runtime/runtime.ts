@@ -20,6 +20,9 @@ export interface RuntimeOptions<State> {
   idleCheckMs?: number;
 }
 
+/** Outputs produced at once while a task works through its queued input. */
+const OUTPUT_CHUNK = 2_000;
+
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
   private records: LogRecord[] = [];
@@ -96,6 +99,8 @@ export class ProcessorRuntime<State> {
   private readonly logger: Logger;
   private running: Promise<void> | undefined;
   private stopping = false;
+  /** Commits of checkpointed positions, one after the other, in checkpoint order. */
+  private commits: Promise<void> = Promise.resolve();
   /** Counters for metrics and benchmarks. */
   readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
 
@@ -177,6 +182,7 @@ export class ProcessorRuntime<State> {
     await this.serial(async () => {
       for (const task of this.tasks.values()) await this.checkpoint(task);
     });
+    await this.commits;
     await this.consumer?.stop();
     await this.running?.catch(() => undefined);
   }
@@ -220,13 +226,25 @@ export class ProcessorRuntime<State> {
     await this.advance(task);
   }
 
-  /** Processes every record the merge order allows, produces the outputs, checkpoints when due. */
+  /**
+   * Processes every record the merge order allows, producing the outputs every
+   * OUTPUT_CHUNK records (a backlog read in one fetch neither piles up in memory nor waits
+   * for its end to be produced) and checkpointing when due, always after producing.
+   */
   private async advance(task: Task<State>): Promise<void> {
     const outputs: OutputRecord[] = [];
     for (let next = await this.nextRecord(task); next; next = await this.nextRecord(task)) {
       await this.handle(task, next, outputs);
+      if (outputs.length >= OUTPUT_CHUNK) {
+        await this.produce(outputs.splice(0));
+        await this.checkpointIfDue(task);
+      }
     }
     if (outputs.length > 0) await this.produce(outputs);
+    await this.checkpointIfDue(task);
+  }
+
+  private async checkpointIfDue(task: Task<State>): Promise<void> {
     if (task.dirty && Date.now() - task.lastCheckpointAt >= (this.options.checkpointIntervalMs ?? 5000)) {
       await this.checkpoint(task);
     }
@@ -363,8 +381,11 @@ export class ProcessorRuntime<State> {
       task.lastCheckpointAt = Date.now();
     }
     const covered = task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] }));
-    // A commit not made only leaves the group's offsets further behind the checkpoint.
-    await this.consumer?.commit(covered).catch((err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed'));
+    // Off the processing path: a group busy re-balancing may hold a commit for seconds, and
+    // one not made only leaves the group's offsets further behind the checkpoint.
+    this.commits = this.commits
+      .then(() => this.consumer?.commit(covered))
+      .catch((err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed'));
   }
 
   private async task(id: number): Promise<Task<State>> {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, watch } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
@@ -28,6 +29,12 @@ export interface World {
   codec: Codec;
   /** Environment of `tqa start` on this world (log mode, brokers, data dir). */
   env: Record<string, string>;
+  /**
+   * Checkpoint interval of the engines whose checkpoints time the kills: short enough that
+   * an engine saves several times before the end of this world's input (0: at every chunk
+   * of outputs, for a world small enough to be fetched whole).
+   */
+  killCheckpointMs: number;
 }
 
 interface Role {
@@ -169,44 +176,42 @@ export interface FaultReport {
 
 /**
  * Kills the engine and the projections with SIGKILL at several moments of a catch-up and
- * restarts them, then lets the last ones finish:
- *  1. early (5% of the fault-free run's derived records);
- *  2. half way, with a standby engine waiting that takes over (no restart);
- *  3. while the engine writes a checkpoint (the kill fires on the temporary file's creation);
+ * restarts them, then lets the last ones finish. The moments are found from the engine's own
+ * checkpoint saves (inotify on its state dir, so a kill lands at once, whatever the log mode):
+ *  1. early: right after the first engine's first checkpoint;
+ *  2. later: a standby engine is started once the second engine saved a checkpoint (so it
+ *     holds the group), and takes over (no restart) when the second is killed after its next;
+ *  3. while the engine that took over writes a checkpoint (on the temporary file's creation);
  *  4. once every derived record exists, i.e. right after the engine read its input to the end,
  *     before it saved a checkpoint covering it.
  */
 export async function runWithFaults(world: World, expectedDerived: number): Promise<FaultReport> {
   const derived = new DerivedRecords(world.log);
   const kills: FaultReport['kills'] = [];
-  /** Waits until the share of derived records is reached and the processes started since `since` added some. */
-  const progressReaches = (fraction: number, since: number, what: string) =>
-    waitFor(async () => {
-      const now = await derived.refresh();
-      return now >= expectedDerived * fraction && now > since;
-    }, what, RUN_TIMEOUT_MS);
+  const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
+  await mkdir(stateDir, { recursive: true });
   const killed = async (at: string, roles: Role[], extra: Partial<FaultReport['kills'][number]> = {}) => {
     await kill(...roles);
     kills.push({ at, derived: await derived.refresh(), ...extra });
   };
+  const fast = { TQA_CHECKPOINT_INTERVAL_MS: String(world.killCheckpointMs) };
 
   // 1. early
-  let engine = startRole(world, 'processors', 'engine-1');
+  let engine = startRole(world, 'processors', 'engine-1', fast);
   let projections = startRole(world, 'projections', 'projections-1');
-  await progressReaches(0.05, 0, '5% of the derived records');
+  await nextCheckpointSave(stateDir, engine);
   await killed('early', [engine, projections]);
 
-  // 2. half way; a standby started once the active engine holds the group takes over
-  engine = startRole(world, 'processors', 'engine-2');
+  // 2. later, with a standby that takes over
+  engine = startRole(world, 'processors', 'engine-2', fast);
   projections = startRole(world, 'projections', 'projections-2');
-  await progressReaches(0.25, derived.count(), '25% of the derived records');
-  const standby = startRole(world, 'processors', 'engine-standby', { TQA_CHECKPOINT_INTERVAL_MS: '200' });
-  await progressReaches(0.5, derived.count(), '50% of the derived records');
-  await killed('middle', [engine, projections]);
+  await nextCheckpointSave(stateDir, engine);
+  const standby = startRole(world, 'processors', 'engine-standby', fast);
+  await nextCheckpointSave(stateDir, engine);
+  await killed('later, a standby taking over', [engine, projections]);
   projections = startRole(world, 'projections', 'projections-3');
 
   // 3. during a checkpoint write of the engine that took over (or of a restarted one, until a kill lands mid-write)
-  const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
   let active = standby;
   let attempts = 0;
   for (;;) {
@@ -215,14 +220,14 @@ export async function runWithFaults(world: World, expectedDerived: number): Prom
     kills.push({ at: `checkpoint write (attempt ${attempts})`, derived: await derived.refresh() });
     if (existsSync(join(stateDir, tmp))) break;
     if (attempts >= 5) throw new Error('no kill landed while a checkpoint was being written in 5 attempts');
-    active = startRole(world, 'processors', `engine-3-${attempts}`, { TQA_CHECKPOINT_INTERVAL_MS: '200' });
+    active = startRole(world, 'processors', `engine-3-${attempts}`, fast);
   }
   await kill(projections);
 
   // 4. right after the input ends: every derived record exists, no checkpoint covers the end yet
   engine = startRole(world, 'processors', 'engine-4', { TQA_CHECKPOINT_INTERVAL_MS: '600000' });
   projections = startRole(world, 'projections', 'projections-4');
-  await progressReaches(1, 0, 'every derived record');
+  await waitFor(async () => (await derived.refresh()) >= expectedDerived, 'every derived record', RUN_TIMEOUT_MS);
   const behind = !(await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs));
   await killed('after the input ends', [engine, projections], { engineCommitBehindInput: behind });
 
@@ -236,24 +241,44 @@ export async function runWithFaults(world: World, expectedDerived: number): Prom
   return { outputs: await outputsOf(world, derived), kills, checkpointWriteAttempts: attempts };
 }
 
+/** Resolves once `engine` has saved its next checkpoint (the quant engine has one task, 0). */
+function nextCheckpointSave(stateDir: string, engine: Role): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (err?: Error): void => {
+      watcher.close();
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve();
+    };
+    // A save ends by renaming its temporary file over the checkpoint: one event naming it.
+    const watcher = watch(stateDir, (_event, file) => {
+      if (file === '0.ckpt') done();
+    });
+    const timer = setTimeout(() => done(new Error(`${engine.name} saved no checkpoint in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
+    void engine.exited.then(() => done(new Error(`${engine.name} exited before its next checkpoint: ${engine.stderr()}`)));
+  });
+}
+
 /**
  * Kills `engine` the moment it creates a checkpoint's temporary file (inotify, so the kill is
  * sent while the file is being written); returns the file's name.
  */
 async function killOnCheckpointWrite(stateDir: string, engine: Role): Promise<string> {
-  await waitFor(() => existsSync(stateDir), 'the engine state dir', RUN_TIMEOUT_MS);
   const suffix = `.${engine.child.pid}.tmp`;
   const name = await new Promise<string>((resolve, reject) => {
+    const done = (result: string | Error): void => {
+      watcher.close();
+      clearTimeout(timer);
+      if (typeof result === 'string') resolve(result);
+      else reject(result);
+    };
     const watcher = watch(stateDir, (_event, file) => {
       if (!file?.endsWith(suffix)) return;
       signalGroup(engine.child, 'SIGKILL');
-      watcher.close();
-      resolve(file);
+      done(file);
     });
-    void engine.exited.then(() => {
-      watcher.close();
-      reject(new Error(`${engine.name} exited before writing a checkpoint: ${engine.stderr()}`));
-    });
+    const timer = setTimeout(() => done(new Error(`${engine.name} wrote no checkpoint in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
+    void engine.exited.then(() => done(new Error(`${engine.name} exited before writing a checkpoint: ${engine.stderr()}`)));
   });
   await engine.exited;
   return name;

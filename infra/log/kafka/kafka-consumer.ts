@@ -172,14 +172,21 @@ export class KafkaLogConsumer implements LogConsumer {
     const size = Math.max(1, this.options.maxBatchRecords ?? batch.messages.length);
     for (let start = 0; start < batch.messages.length; start += size) {
       const messages = batch.messages.slice(start, start + size);
-      await handler(
-        {
-          topic: batch.topic,
-          partition: batch.partition,
-          records: messages.map((m) => toLogRecord(batch.topic, batch.partition, m)),
-        },
-        ctx,
-      );
+      // A handler may work for longer than the session timeout (a processor through a large
+      // backlog): keep the membership alive meanwhile; a re-balance shows at the beat below.
+      const beating = setInterval(() => void heartbeat().catch(() => undefined), this.settings.heartbeatInterval);
+      try {
+        await handler(
+          {
+            topic: batch.topic,
+            partition: batch.partition,
+            records: messages.map((m) => toLogRecord(batch.topic, batch.partition, m)),
+          },
+          ctx,
+        );
+      } finally {
+        clearInterval(beating);
+      }
       // A seek from the handler replaces this position: kafkajs applies it on the next fetch.
       if (isStale()) return;
       const last = messages[messages.length - 1].offset;
