@@ -12,7 +12,7 @@ import { SCOPE_NAMES } from '../api/scopes.ts';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
-import { openStore } from '../infra/store/open-store.ts';
+import { openStore } from '../projections/open-store.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';

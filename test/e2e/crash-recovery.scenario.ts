@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
-import { openStore } from '../../infra/store/open-store.ts';
+import { openStore } from '../../projections/open-store.ts';
 import type { Row } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
@@ -45,8 +45,8 @@ export async function killStartedRoles(): Promise<void> {
 }
 
 /** Starts `tqa start --roles <role>` in its own process group, as an operator would. */
-function startRole(world: World, role: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
-  const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', role], {
+function startRole(world: World, roles: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
+  const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', roles], {
     cwd: ROOT,
     env: { ...process.env, TQA_SIM: 'off', TQA_STORE: 'duckdb', LOG_LEVEL: 'warn', TQA_CHECKPOINT_INTERVAL_MS: '1000', ...world.env, ...env },
     detached: true,

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { Codec } from '../../schemas/codec.ts';
-import type { AppendResult, EventLog } from '../log/port.ts';
+import type { Codec } from '../schemas/codec.ts';
+import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { UsageError } from './command.ts';
 
 /** The value as the schema gives it back, or a UsageError naming every problem. */

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { openLogServices } from '../../bootstrap.ts';
-import { CATALOGUE } from '../../../schemas/catalogue.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import { CATALOGUE } from '../../schemas/catalogue.ts';
 import type { CliCommand } from '../command.ts';
 
 interface TopicReport {

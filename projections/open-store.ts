@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { migrationsDir } from '../../projections/migrations/index.ts';
-import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logging.ts';
-import type { AnalyticalStore } from './port.ts';
+import { migrationsDir } from './migrations/index.ts';
+import { PROJECTION_TABLES, type ProjectionTables } from './tables.ts';
+import type { Config } from '../infra/config.ts';
+import type { Logger } from '../infra/logging.ts';
+import type { AnalyticalStore } from '../infra/store/port.ts';
 
 /** Where a store lives when it is not the configured one (replay builds a fresh store beside it). */
 export interface StoreTarget {
@@ -29,7 +29,7 @@ export async function openStore(
   if (config.TQA_STORE === 'duckdb') {
     const path = target.duckdbPath ?? defaultDuckDbPath(config);
     await mkdir(dirname(path), { recursive: true });
-    const { DuckDbStore } = await import('./duckdb-store.ts');
+    const { DuckDbStore } = await import('../infra/store/duckdb-store.ts');
     store = await DuckDbStore.open({
       path,
       tables: PROJECTION_TABLES,
@@ -37,7 +37,7 @@ export async function openStore(
       logger: storeLogger,
     });
   } else {
-    const { ClickHouseStore } = await import('./clickhouse-store.ts');
+    const { ClickHouseStore } = await import('../infra/store/clickhouse-store.ts');
     store = new ClickHouseStore({
       url: config.CLICKHOUSE_URL,
       database: target.clickhouseDatabase ?? config.CLICKHOUSE_DATABASE,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { TOPICS } from '../../../schemas/catalogue.ts';
-import { COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../../schemas/records.ts';
-import { openLogServices } from '../../bootstrap.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import { COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../schemas/records.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
 import type { CliCommand } from '../command.ts';
 import { appendEvent, parseOrUsage } from '../control-events.ts';
 import { UsageError } from '../command.ts';

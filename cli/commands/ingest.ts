@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { openLogServices } from '../../bootstrap.ts';
-import { IMPORT_KINDS } from '../../feeds/import/formats.ts';
-import { describe, formatOf, IMPORT_FORMATS, ImportFileError, importFile } from '../../feeds/import/importer.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import { IMPORT_KINDS } from '../../infra/feeds/import/formats.ts';
+import { describe, formatOf, IMPORT_FORMATS, ImportFileError, importFile } from '../../infra/feeds/import/importer.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { Progress } from '../progress.ts';
 

@@ -1,14 +1,14 @@
 import { parseArgs } from 'node:util';
-import { openLogServices } from '../../bootstrap.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
 import {
   DEFAULT_AUTHORS,
   DEFAULT_TOKENS,
   runLive,
   seedHistory,
   type SimRunResult,
-} from '../../feeds/sim/runner.ts';
-import { groundTruthFile, loadSimState, stateFile } from '../../feeds/sim/state-store.ts';
-import { parseIsoTime } from '../../feeds/time.ts';
+} from '../../infra/feeds/sim/runner.ts';
+import { groundTruthFile, loadSimState, stateFile } from '../../infra/feeds/sim/state-store.ts';
+import { parseIsoTime } from '../../infra/feeds/time.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { Progress } from '../progress.ts';
 

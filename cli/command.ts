@@ -1,5 +1,5 @@
-import type { Config } from '../config.ts';
-import type { Logger } from '../logging.ts';
+import type { Config } from '../infra/config.ts';
+import type { Logger } from '../infra/logging.ts';
 
 /** What every CLI command gets: the validated config, a logger and its output streams. */
 export interface CliContext {

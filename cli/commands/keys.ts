@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
-import { issueApiKey } from '../../../api/keys.ts';
-import { isScope, SCOPE_NAMES } from '../../../api/scopes.ts';
-import { TOPICS } from '../../../schemas/catalogue.ts';
-import type { Codec } from '../../../schemas/codec.ts';
-import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent } from '../../../schemas/records.ts';
-import { openLogServices } from '../../bootstrap.ts';
-import type { EventLog } from '../../log/port.ts';
+import { issueApiKey } from '../../api/keys.ts';
+import { isScope, SCOPE_NAMES } from '../../api/scopes.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent } from '../../schemas/records.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import type { EventLog } from '../../infra/log/port.ts';
 import type { CliCommand } from '../command.ts';
 import { appendEvent, parseOrUsage } from '../control-events.ts';
 import { UsageError } from '../command.ts';

@@ -1,12 +1,12 @@
 import { rename, rm, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { PROJECTIONS } from '../../../projections/index.ts';
-import { replayProjections, type ReplayResult } from '../../../projections/runtime/replay.ts';
-import { PROJECTION_TABLES, type ProjectionTables } from '../../../projections/tables.ts';
-import { openLogServices } from '../../bootstrap.ts';
-import type { AnalyticalStore } from '../../store/port.ts';
-import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../store/open-store.ts';
-import { sql, table } from '../../store/sql-literal.ts';
+import { PROJECTIONS } from '../../projections/index.ts';
+import { replayProjections, type ReplayResult } from '../../projections/runtime/replay.ts';
+import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../projections/open-store.ts';
+import { sql, table } from '../../infra/store/sql-literal.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { Progress } from '../progress.ts';
 

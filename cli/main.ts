@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from '../config.ts';
-import { createLogger } from '../logging.ts';
+import { ConfigError, loadConfig } from '../infra/config.ts';
+import { createLogger } from '../infra/logging.ts';
 import { UsageError, type CliCommand } from './command.ts';
 import { cohortsCommand } from './commands/cohorts.ts';
 import { dumpCommand } from './commands/dump.ts';

@@ -1,0 +1,24 @@
+import { createApi } from '../../api/app.ts';
+import { ensureDemoKey } from '../../api/demo-key.ts';
+import type { Role } from './role.ts';
+
+/** The HTTP API on PORT; on a data dir without one, also the demo key. */
+export const apiRole: Role = {
+  name: 'api',
+  async start({ config, logger, services, store, stdout }) {
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger });
+    const server = api.app.listen(config.PORT);
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    logger.info({ port: config.PORT }, 'API listening');
+    // A convenience for a first look at the API: the service runs on without it.
+    await ensureDemoKey({ log: services.log, codec: services.codec, dataDir: config.TQA_DATA_DIR, stdout, logger }).catch(
+      (err: unknown) => logger.error({ err }, 'demo API key not created'),
+    );
+    return {
+      stop: async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await api.close();
+      },
+    };
+  },
+};
