@@ -51,7 +51,7 @@ export async function benchApi(): Promise<void> {
     const { log, codec } = services;
     const seeded = await seedHistory({ log, codec, dataDir: dir, seed: 7, days: DAYS, endMs: Date.now() });
     const keys: string[] = [];
-    for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(log, codec, { name: `bench ${i}`, plan: 'team', scopes: SCOPE_NAMES })).key);
+    for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(log, codec, { name: `bench ${i}`, plan: 'team', scopes: SCOPE_NAMES, teamId: null })).key);
     await runEngineToEnd(dir, log, codec);
     store = await openStore(config, logger);
     await projectToEnd(config, log, codec, store);

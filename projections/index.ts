@@ -1,4 +1,4 @@
-import { apiKeysProjection } from './api-keys.ts';
+import { apiKeysProjection, teamsProjection } from './api-keys.ts';
 import { authorMetricsProjection } from './author-metrics.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
@@ -25,4 +25,5 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   narrativesProjection,
   outcomesProjection,
   apiKeysProjection,
+  teamsProjection,
 ];

@@ -124,6 +124,16 @@ export const TOPICS = {
     key: 'key id',
     description: 'Creation and revocation of API keys (hashes only). Not compacted: a replay needs every event.',
   },
+  teams: {
+    name: 'control.teams',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'team-event',
+    key: 'team id',
+    description: 'Creation of teams, which group API keys that share manual cohorts. Not compacted: a replay needs every event.',
+  },
   cohorts: {
     name: 'quant.cohorts',
     partitions: PARTITIONS,

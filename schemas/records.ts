@@ -1,4 +1,4 @@
-import { ApiKeyEventSchema } from './records/control-keys.ts';
+import { ApiKeyEventSchema, TeamEventSchema } from './records/control-keys.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -41,6 +41,7 @@ export const RECORD_TYPES = {
   signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
   'api-key-event': ApiKeyEventSchema,
+  'team-event': TeamEventSchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;

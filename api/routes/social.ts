@@ -122,7 +122,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     query: CohortListQuerySchema,
     response: { schema: CohortListSchema, description: 'The cohorts.' },
     handler: async ({ query, ctx }) => {
-      const rows = await listCohorts(store, { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: null });
+      const rows = await listCohorts(store, { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null });
       return { ...header('list'), data: rows.map(presentCohortSummary), hasMore: false, nextCursor: null, total: rows.length };
     },
   });
@@ -141,7 +141,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     errors: ['NOT_FOUND'],
     response: { schema: CohortSchema, description: 'The cohort.' },
     handler: async ({ params, ctx }) => {
-      const c = await getCohort(store, params.id, { viewerKeyId: keyOf(ctx).id, viewerTeamId: null }, CONVERGENCE_EVENTS_SHOWN);
+      const c = await getCohort(store, params.id, { viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null }, CONVERGENCE_EVENTS_SHOWN);
       if (c === null) throw new ApiError('NOT_FOUND', `no cohort ${params.id}`);
       // Events are newest first, so the first event of a token is its latest convergence.
       const byToken = new Map<string, { events: number; last: number }>();

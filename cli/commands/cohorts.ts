@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { TOPICS } from '../../schemas/catalogue.ts';
-import { COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../schemas/records.ts';
+import { ApiKeyEventSchema, COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../schemas/records.ts';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import type { CliCommand } from '../command.ts';
-import { appendEvent, parseOrUsage } from '../control-events.ts';
+import { appendEvent, parseOrUsage, readControlEvents } from '../control-events.ts';
 import { UsageError } from '../command.ts';
 
 const USAGE = [
-  'tqa cohorts create --name NAME --owner KEY_ID [--members @a,@b] [--team TEAM] [--json]',
+  'tqa cohorts create --name NAME --owner KEY_ID [--members @a,@b] [--team TEAM_ID] [--json]   (--team: the owner\'s team)',
   'tqa cohorts set_members COHORT_ID --owner KEY_ID --members @a,@b',
   'tqa cohorts share COHORT_ID --owner KEY_ID [--team TEAM]   (no --team: stop sharing)',
   'tqa cohorts delete COHORT_ID --owner KEY_ID',
@@ -52,6 +52,12 @@ export const cohortsCommand: CliCommand = {
     });
     const { log, codec, close } = await openLogServices(config, logger);
     try {
+      if (command.teamId !== null) {
+        // A cohort is shared only with its owner's own team: nothing crosses teams.
+        const owner = (await readControlEvents(log, codec, TOPICS.keys.name, ApiKeyEventSchema)).filter((k) => k.keyId === command.ownerKeyId).at(-1);
+        if (!owner) throw new UsageError(`no key ${command.ownerKeyId}`);
+        if (owner.teamId !== command.teamId) throw new UsageError(`${command.ownerKeyId} is not in team ${command.teamId}; a cohort is shared with its owner's team only`);
+      }
       const at = await appendEvent(log, codec, TOPICS.cohortCommands.name, command.cohortId, command);
       const result = { cohort_id: command.cohortId, command_id: command.commandId, action: command.action, offset: at.offset };
       stdout.write(values.json ? JSON.stringify(result) + '\n' : `${command.action} ${command.cohortId} (command ${command.commandId})\n`);
