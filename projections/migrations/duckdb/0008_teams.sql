@@ -1,5 +1,4 @@
--- Teams and the team of each key (projections/tables/keys.ts).
-ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS team_id VARCHAR;
+-- Teams by id, from control.teams (projections/tables/keys.ts).
 CREATE TABLE IF NOT EXISTS teams (
   team_id VARCHAR NOT NULL,
   ts BIGINT NOT NULL,
