@@ -184,6 +184,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'Signals: version 1 when a rule fires, version 2 when it ends; same signal id.',
   },
+  publicEvents: {
+    name: 'public.events',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: 30 * DAY_MS,
+    retentionBytes: FOREVER,
+    valueType: 'public-event',
+    key: 'token id, or narrative slug',
+    description: 'Public events for subscribers (signal.created, signal.ended, token.score.updated, cohort.convergence, narrative.shift), each with its deterministic ev_ id and the REST wire form of its data.',
+  },
   deadLetters: {
     name: 'ops.dead-letters',
     partitions: 1,

@@ -1,4 +1,5 @@
 import { ApiKeyEventSchema } from './records/control-keys.ts';
+import { PublicEventSchema } from './records/public-events.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -21,6 +22,7 @@ export * from './records/quant-social.ts';
 export * from './records/quant-scores.ts';
 export * from './records/quant-signals.ts';
 export * from './records/control-keys.ts';
+export * from './records/public-events.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
 export const RECORD_TYPES = {
@@ -41,6 +43,7 @@ export const RECORD_TYPES = {
   signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
   'api-key-event': ApiKeyEventSchema,
+  'public-event': PublicEventSchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;
