@@ -10,6 +10,7 @@ import { outcomesProjection } from './outcomes.ts';
 import type { AnyProjection } from './runtime/projection.ts';
 import { signalsProjection } from './signals.ts';
 import { tokensProjection } from './tokens.ts';
+import { webhookDeliveriesProjection, webhooksProjection } from './webhooks.ts';
 
 /** Every projection the service runs; each gets its own runner and consumer group. */
 export const PROJECTIONS: readonly AnyProjection[] = [
@@ -25,4 +26,6 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   narrativesProjection,
   outcomesProjection,
   apiKeysProjection,
+  webhooksProjection,
+  webhookDeliveriesProjection,
 ];

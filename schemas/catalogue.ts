@@ -124,6 +124,16 @@ export const TOPICS = {
     key: 'key id',
     description: 'Creation and revocation of API keys (hashes only). Not compacted: a replay needs every event.',
   },
+  webhooks: {
+    name: 'control.webhooks',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'webhook-event',
+    key: 'webhook id',
+    description: 'Registration, deletion, disabling, re-enabling and secret rotation of webhooks (secrets sealed). Not compacted: a replay needs every event.',
+  },
   cohorts: {
     name: 'quant.cohorts',
     partitions: PARTITIONS,
@@ -193,6 +203,16 @@ export const TOPICS = {
     valueType: 'public-event',
     key: 'token id, or narrative slug',
     description: 'Public events for subscribers (signal.created, signal.ended, token.score.updated, cohort.convergence, narrative.shift), each with its deterministic ev_ id and the REST wire form of its data.',
+  },
+  webhookDeliveries: {
+    name: 'webhooks.deliveries',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'webhook-delivery',
+    key: 'webhook id',
+    description: 'Webhook delivery attempts with their result and next retry: the retry schedule, rebuilt from here after a restart.',
   },
   deadLetters: {
     name: 'ops.dead-letters',
