@@ -26,6 +26,7 @@ import type { PublicEvent } from '../../schemas/records.ts';
 import { Dispatcher } from '../../webhooks/delivery/dispatcher.ts';
 import { RETRY_DELAYS_MS } from '../../webhooks/delivery/schedule.ts';
 import { SecretBox } from '../../webhooks/secret-box.ts';
+import { postSigned } from '../../webhooks/sender.ts';
 import { verifyWebhook } from '../../webhooks/signature.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
@@ -347,5 +348,41 @@ describe('webhook delivery', () => {
     expect(receiver.to('/restart').map((r) => JSON.parse(r.body).id)).toEqual([first.eventId, whileDown.eventId, after.eventId]);
     expect(keyId).toMatch(/^key_/);
     await request('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+});
+
+describe('webhook sender', () => {
+  it('refuses a name that resolved to a public address at registration and resolves to loopback at delivery', async () => {
+    let answers = ['93.184.216.34'];
+    const resolve = async () => answers;
+    const strict = { allowPrivate: false };
+    const guarded = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy: strict, resolve } });
+    const s = guarded.app.listen(0, '127.0.0.1');
+    await new Promise<void>((ready) => s.once('listening', ready));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/webhooks`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url: 'https://hooks.example.com/in', events: ['signal.created'] }),
+      });
+      expect(res.status).toBe(201);
+      const { id } = (await res.json()) as { id: string };
+      await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/v1/webhooks/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } });
+    } finally {
+      await new Promise<void>((done) => s.close(() => done()));
+      await guarded.close();
+    }
+    answers = ['127.0.0.1'];
+    const before = receiver.requests.length;
+    const result = await postSigned('https://hooks.example.com/in', '{}', {}, { policy: strict, resolve, ca });
+    expect(result).toMatchObject({ delivered: false, status: null, error: expect.stringContaining('loopback') });
+    expect(receiver.requests.length).toBe(before);
+  });
+
+  it('gives up on a receiver that does not answer within the time limit', async () => {
+    receiver.answer('/hang', 'hang');
+    const result = await postSigned(receiver.url('/hang'), '{}', {}, { policy, ca, timeoutMs: 200 });
+    expect(result).toMatchObject({ delivered: false, status: null, error: 'no answer within 0.2 s' });
+    expect(receiver.to('/hang')).toHaveLength(1);
   });
 });
