@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Context } from 'koa';
 import { deliveriesOf, deliveryStats, getWebhook, webhooksOfKey } from '../../projections/read-models/webhooks.ts';
 import type { WebhookRow } from '../../projections/tables/webhooks.ts';
@@ -85,7 +86,7 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
     const { policy, resolve = systemResolver } = need();
     const checked = checkWebhookUrl(url, policy);
     if (!checked.ok) throw invalidUrl(checked.reason);
-    if (policy.allowPrivate || /^[\d.]+$|:/.test(checked.host)) return;
+    if (policy.allowPrivate || isIP(checked.host) !== 0) return;
     let addresses: string[];
     try {
       addresses = await resolve(checked.host);

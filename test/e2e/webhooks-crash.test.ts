@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayCommand } from '../../cli/commands/replay.ts';
 import { appendEvent } from '../../cli/control-events.ts';
+import { loadConfig } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -15,7 +17,8 @@ import { SecretBox } from '../../webhooks/secret-box.ts';
 import { verifyWebhook } from '../../webhooks/signature.ts';
 import { signalGroup } from '../helpers/peer-process.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { openEmbedded } from '../helpers/runtime-fixture.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { sink } from '../helpers/sink.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -113,5 +116,22 @@ describe('the webhooks role killed with deliveries in flight', () => {
       return [...wanted].every((id) => delivered.has(id)) && delivered;
     }, 'a delivered attempt recorded for every event');
     expect(recorded.size).toBe(5);
+  });
+
+  it('sends nothing again when the projections are rebuilt with tqa replay', async () => {
+    const before = receiver.requests.length;
+    const attemptsBefore = (await readTopic(log, TOPICS.webhookDeliveries.name)).length;
+    const err = sink();
+    const code = await replayCommand.run([], { config: loadConfig({ TQA_DATA_DIR: dir }), logger: silentLogger, stdout: sink().stream, stderr: err.stream });
+    expect(code, err.text()).toBe(0);
+    // A marker published after the replay: once it arrives, anything the replay caused would have too.
+    const marker: PublicEvent = {
+      eventId: `ev_${randomBytes(12).toString('hex')}`, type: 'signal.created', ts: Date.now(), dataset: 'live',
+      tokenId: 'tk_c0', ownerKeyId: null, teamId: null, data: '{"object":"signal"}',
+    };
+    await appendEvent(log, codec, TOPICS.publicEvents.name, 'tk_c0', marker);
+    await waitFor(() => receiver.requests.length > before && receiver.requests.at(-1), 'the marker');
+    expect(receiver.requests.slice(before).map((r) => JSON.parse(r.body).id)).toEqual([marker.eventId]);
+    await waitFor(async () => (await readTopic(log, TOPICS.webhookDeliveries.name)).length === attemptsBefore + 1, 'only the marker attempt recorded');
   });
 });
