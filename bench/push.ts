@@ -57,7 +57,7 @@ async function run(webhooks: number, eventsPerSecond: number, seconds: number): 
     const webhookId = `wh_${randomBytes(12).toString('hex')}`;
     const hook: WebhookEvent = {
       webhookId, action: 'create', version: 1, keyId: 'key_bench0000', dataset: 'live', url: `http://127.0.0.1:${port}/h${i}`,
-      events: ['signal.created'], sealedSecret: secrets.seal('whsec_bench', webhookId), status: 'enabled', disabledReason: null,
+      events: ['signal.created'], sealedSecret: secrets.seal('whsec_bench', webhookId), status: 'enabled', disabledReason: null, resendEventId: null, resendSince: null,
       createdAt: start, enabledAt: start, ts: start,
     };
     await appendWebhookEvent(log, codec, hook);

@@ -22,6 +22,8 @@ export function webhookFromRow(row: WebhookRow): Omit<WebhookEvent, 'action'> {
     // The projection stores only validated events, whose status is one of WEBHOOK_STATUSES.
     status: row.status as WebhookEvent['status'],
     disabledReason: row.disabled_reason,
+    resendEventId: null,
+    resendSince: null,
     createdAt: row.created_at,
     enabledAt: row.enabled_at,
     ts: row.ts,
@@ -30,7 +32,8 @@ export function webhookFromRow(row: WebhookRow): Omit<WebhookEvent, 'action'> {
 
 /** The next event of a webhook: its current state, changed, one version later, never before the last change. */
 export function nextEvent(current: Omit<WebhookEvent, 'action'>, action: WebhookEvent['action'], at: number, change: Partial<WebhookEvent>): WebhookEvent {
-  return WebhookEventSchema.parse({ ...current, ...change, action, version: current.version + 1, ts: Math.max(at, current.ts) });
+  const fresh = { resendEventId: null, resendSince: null };
+  return WebhookEventSchema.parse({ ...current, ...fresh, ...change, action, version: current.version + 1, ts: Math.max(at, current.ts) });
 }
 
 export async function appendWebhookEvent(log: EventLog, codec: Codec, event: WebhookEvent): Promise<void> {

@@ -18,11 +18,13 @@ import { keyOf } from '../middleware/auth.ts';
 import { PLANS } from '../plans.ts';
 import {
   CreateWebhookBodySchema,
+  ResendBodySchema,
   DeliveriesQuerySchema,
   DeliveryListSchema,
   WebhookDeletedSchema,
   WebhookIdParamsSchema,
   WebhookListSchema,
+  WebhookResendSchema,
   WebhookSchema,
   WebhookTestResultSchema,
   WebhookWithSecretSchema,
@@ -159,6 +161,8 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
         sealedSecret: secrets.seal(secret, webhookId),
         status: 'enabled',
         disabledReason: null,
+        resendEventId: null,
+        resendSince: null,
         createdAt: at,
         enabledAt: at,
         ts: at,
@@ -267,6 +271,7 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
         error: result.error?.slice(0, 500) ?? null,
         nextRetryAt: null,
         test: true,
+        resendOf: null,
       };
       await appendEvent(log, codec, TOPICS.webhookDeliveries.name, row.webhook_id, record);
       return {
@@ -279,6 +284,27 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
         latencyMs: result.latencyMs,
         error: result.error,
       };
+    },
+  });
+
+  const resend = defineRoute({
+    method: 'POST',
+    path: '/v1/webhooks/:id/resend',
+    operationId: 'resendWebhookEvents',
+    tag: 'Webhooks',
+    summary: 'Send events again',
+    description: 'Sends one event (`event_id`) or every event since a time (`since`) again, signed anew. Answers once the request is recorded.',
+    params: WebhookIdParamsSchema,
+    body: ResendBodySchema,
+    errors: ['NOT_FOUND'],
+    response: { status: 202, schema: WebhookResendSchema, description: 'The resend is recorded.' },
+    handler: async ({ params, body, ctx }) => {
+      const row = await ownWebhook(ctx, params.id);
+      const since = body.since === undefined ? null : Date.parse(body.since);
+      const event = nextEvent(webhookFromRow(row), 'resend', now(), { resendEventId: body.event_id ?? null, resendSince: since });
+      await appendWebhookEvent(log, need().codec, event);
+      await applied(row.webhook_id, event.version);
+      return { ...header('webhook_resend'), webhookId: row.webhook_id, eventId: body.event_id ?? null, since: iso(since) };
     },
   });
 
@@ -318,5 +344,5 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
     },
   });
 
-  return { routes: [list, one, create, remove, enable, rotate, test, deliveries] };
+  return { routes: [list, one, create, remove, enable, rotate, test, resend, deliveries] };
 }

@@ -82,6 +82,25 @@ export const WebhookTestResultSchema = named(
   'The result of a test delivery. Test deliveries are listed with the others but never retried and never count toward auto-disable.',
 );
 
+export const ResendBodySchema = z
+  .strictObject({
+    event_id: z.string().regex(/^ev_[0-9a-f]+$/).optional().describe('The one event to send again, `ev_<hex>`.'),
+    since: isoTime.optional().describe('Send again every event of the webhook\'s types that happened at or after this time.'),
+  })
+  .refine((b) => (b.event_id === undefined) !== (b.since === undefined), 'give exactly one of event_id and since');
+
+export const WebhookResendSchema = named(
+  'WebhookResend',
+  z.strictObject({
+    ...resourceHeader('webhook_resend'),
+    webhookId,
+    eventId: z.string().nullable(),
+    since: isoTime.nullable(),
+  }),
+  'A resend, recorded: the events are sent again shortly, each as a new attempt listed in the deliveries, with retries as usual. ' +
+    'Only events still retained (30 days) of the webhook\'s types, dataset and audience are sent; while the webhook is disabled, none.',
+);
+
 export const DeliveriesQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(MAX_DELIVERIES_LIMIT).default(25).describe(`1 to ${MAX_DELIVERIES_LIMIT}, newest first.`),
 });

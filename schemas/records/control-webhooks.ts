@@ -10,7 +10,7 @@ import { eventTime } from './primitives.ts';
  * Field names match schemas/avro/webhook-event/v1.avsc one to one.
  */
 
-export const WEBHOOK_ACTIONS = ['create', 'delete', 'disable', 'enable', 'rotate_secret'] as const;
+export const WEBHOOK_ACTIONS = ['create', 'delete', 'disable', 'enable', 'rotate_secret', 'resend'] as const;
 export type WebhookAction = (typeof WEBHOOK_ACTIONS)[number];
 export const WEBHOOK_STATUSES = ['enabled', 'disabled', 'deleted'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -34,10 +34,18 @@ export const WebhookEventSchema = z
     sealedSecret: z.string().min(1),
     status: z.enum(WEBHOOK_STATUSES),
     disabledReason: z.string().min(1).max(500).nullable(),
+    /** On `resend`: the one event to send again, or null with resendSince. */
+    resendEventId: z.string().regex(/^ev_[0-9a-f]+$/).nullable(),
+    /** On `resend`: send again every event of the webhook's types since this time. */
+    resendSince: eventTime.nullable(),
     createdAt: eventTime,
     /** When it was last created or re-enabled: consecutive failures count from here. */
     enabledAt: eventTime,
     ts: eventTime,
+  })
+  .refine((e) => (e.action === 'resend') === (e.resendEventId !== null || e.resendSince !== null), {
+    message: 'a resend, and only a resend, names an event or a time',
+    path: ['resendEventId'],
   })
   .refine((e) => (e.status === 'disabled') === (e.disabledReason !== null), {
     message: 'a disabled webhook, and only one, has its reason',

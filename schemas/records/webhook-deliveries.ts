@@ -28,5 +28,7 @@ export const WebhookDeliverySchema = z.strictObject({
   nextRetryAt: eventTime.nullable(),
   /** A webhook.test from the send-test action: never retried, never counted toward auto-disable. */
   test: z.boolean(),
+  /** The version of the webhook's `resend` command this attempt answers; null otherwise. */
+  resendOf: z.number().int().min(1).nullable(),
 });
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;

@@ -85,7 +85,7 @@ describe('the webhooks role killed with deliveries in flight', () => {
     await appendWebhookEvent(log, codec, {
       webhookId, action: 'create', version: 1, keyId: 'key_crash000', dataset: 'live', url: receiver.url('/crash'),
       events: ['signal.created'], sealedSecret: new SecretBox(serviceKey).seal(SECRET, webhookId), status: 'enabled',
-      disabledReason: null, createdAt: now, enabledAt: now, ts: now,
+      disabledReason: null, resendEventId: null, resendSince: null, createdAt: now, enabledAt: now, ts: now,
     });
     receiver.answer('/crash', 'hang');
     const first = startRole();

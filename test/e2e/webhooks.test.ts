@@ -334,6 +334,30 @@ describe('webhook delivery', () => {
     await request('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
+  it('sends one event, or every event since a time, again on request', async () => {
+    const hook = await register('/resend');
+    const a = await publish('signal.created', 'tk_s1');
+    now += 1000;
+    const b = await publish('signal.created', 'tk_s2');
+    await waitFor(() => receiver.to('/resend').length === 2, 'first deliveries');
+    const one = await request('POST', `/v1/webhooks/${hook.id}/resend`, { event_id: a.eventId });
+    expect(one).toMatchObject({ status: 202, body: { object: 'webhook_resend', event_id: a.eventId, since: null } });
+    await waitFor(() => receiver.to('/resend').length === 3, 'the resent event');
+    expect(JSON.parse(receiver.to('/resend')[2].body).id).toBe(a.eventId);
+    const since = await request('POST', `/v1/webhooks/${hook.id}/resend`, { since: new Date(b.ts).toISOString() });
+    expect(since.status).toBe(202);
+    await waitFor(() => receiver.to('/resend').length === 4, 'the events since');
+    expect(JSON.parse(receiver.to('/resend')[3].body).id).toBe(b.eventId);
+    const attempts = await waitFor(async () => {
+      const d = await deliveries(hook.id);
+      return d.length === 4 && d;
+    }, 'every attempt listed');
+    expect(attempts.map((d: any) => [d.event_id, d.attempt]).sort()).toEqual([[a.eventId, 1], [a.eventId, 2], [b.eventId, 1], [b.eventId, 2]].sort());
+    const bad = await request('POST', `/v1/webhooks/${hook.id}/resend`, { event_id: a.eventId, since: new Date(b.ts).toISOString() });
+    expect({ status: bad.status, code: bad.body.error.code }).toEqual({ status: 400, code: 'VALIDATION' });
+    await request('DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
   it('sends nothing again after a restart of the dispatcher, and loses nothing', async () => {
     const hook = await register('/restart');
     const first = await publish('signal.created', 'tk_r');

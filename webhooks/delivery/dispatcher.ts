@@ -64,6 +64,8 @@ interface Job {
   attempt: number;
   /** For a first attempt: the public.events record whose commit waits for it. */
   source?: { partition: number; offset: number };
+  /** The webhook version of the resend command this job answers. */
+  resendOf?: number;
 }
 
 const attemptKey = (webhookId: string, eventId: string) => `${webhookId} ${eventId}`;
@@ -82,6 +84,9 @@ export class Dispatcher {
   private readonly nextOffset = new Map<number, number>();
   private readonly positions = new Map<string, number>();
   private readonly own = new Set<string>();
+  /** Resend commands not yet turned into jobs, and `<webhook> <event> <version>` of every resend attempt recorded. */
+  private readonly resends: WebhookEvent[] = [];
+  private readonly resent = new Set<string>();
   private consumer: LogConsumer | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
@@ -140,9 +145,10 @@ export class Dispatcher {
         const [webhookId, eventId] = key.split(' ');
         const event = this.events.get(eventId);
         const hook = this.hooks.get(webhookId);
-        if (event === undefined || hook === undefined || !this.wants(hook, event)) continue;
+        if (event === undefined || hook === undefined || !this.accepts(hook, event)) continue;
         this.enqueue({ webhookId, event, attempt: state.attempt + 1 });
       }
+      if (this.resends.length > 0) await this.scheduleResends(this.resends.splice(0));
       // An event's body is kept while some webhook may still need it (several share one event).
       for (const id of this.events.keys()) if (!pending.has(id)) this.events.delete(id);
       await this.commit();
@@ -151,16 +157,21 @@ export class Dispatcher {
     }
   }
 
-  private wants(hook: Hook, e: PublicEvent): boolean {
+  /** Whether the webhook may receive the event now: enabled, of its types, dataset and audience. */
+  private accepts(hook: Hook, e: PublicEvent): boolean {
     const w = hook.current;
     return (
       w.status === 'enabled' &&
       !hook.disabling &&
       w.dataset === e.dataset &&
       (w.events as readonly string[]).includes(e.type) &&
-      e.ts >= w.enabledAt &&
       (e.ownerKeyId === null || e.ownerKeyId === w.keyId)
     );
+  }
+
+  /** Whether a new event goes to the webhook: it also happened after the webhook was (re-)enabled. */
+  private wants(hook: Hook, e: PublicEvent): boolean {
+    return this.accepts(hook, e) && e.ts >= hook.current.enabledAt;
   }
 
   private async onPublicEvent(record: LogRecord): Promise<void> {
@@ -217,7 +228,7 @@ export class Dispatcher {
   private async send(job: Job): Promise<void> {
     const key = attemptKey(job.webhookId, job.event.eventId);
     const hook = this.hooks.get(job.webhookId);
-    if (hook === undefined || !this.wants(hook, job.event)) {
+    if (hook === undefined || !this.accepts(hook, job.event)) {
       // Deleted or disabled while queued: nothing is sent, nothing waits for it.
       this.queued.delete(key);
       this.release(job);
@@ -243,6 +254,7 @@ export class Dispatcher {
       error: result.error?.slice(0, 500) ?? null,
       nextRetryAt: result.delivered ? null : nextRetryAt(job.attempt, ts),
       test: false,
+      resendOf: job.resendOf ?? null,
     };
     this.own.add(deliveryId);
     await appendEvent(this.options.log, this.options.codec, TOPICS.webhookDeliveries.name, w.webhookId, record);
@@ -277,6 +289,7 @@ export class Dispatcher {
   private apply(d: WebhookDelivery): void {
     if (d.test) return;
     const key = attemptKey(d.webhookId, d.eventId);
+    if (d.resendOf !== null) this.resent.add(`${key} ${d.resendOf}`);
     const known = this.attempts.get(key);
     if (known === undefined || d.attempt >= known.attempt) {
       const settled = d.outcome === 'delivered' || d.nextRetryAt === null;
@@ -293,6 +306,7 @@ export class Dispatcher {
       this.hooks.delete(w.webhookId);
       return;
     }
+    if (w.action === 'resend' && (hook === undefined || w.version > hook.current.version)) this.resends.push(w);
     if (hook === undefined) this.hooks.set(w.webhookId, { current: w, streak: 0, disabling: false });
     else if (w.version > hook.current.version) {
       if (w.enabledAt !== hook.current.enabledAt) hook.streak = 0;
@@ -327,18 +341,42 @@ export class Dispatcher {
     const wanted = new Set<string>();
     for (const [key, state] of this.attempts) if (!state.settled) wanted.add(key.split(' ')[1]);
     if (wanted.size === 0) return;
+    await this.scanPublicEvents((event) => {
+      if (wanted.delete(event.eventId)) this.events.set(event.eventId, event);
+      return wanted.size > 0;
+    });
+  }
+
+  /**
+   * Resend commands: each matching retained event the webhook accepts is sent again, as the
+   * next attempt, unless an attempt answering the same command is recorded (a restart
+   * re-reads the commands and finishes only what was left).
+   */
+  private async scheduleResends(commands: WebhookEvent[]): Promise<void> {
+    await this.scanPublicEvents((event) => {
+      for (const command of commands) {
+        const hook = this.hooks.get(command.webhookId);
+        const matches = command.resendEventId !== null ? event.eventId === command.resendEventId : event.ts >= command.resendSince!;
+        const key = attemptKey(command.webhookId, event.eventId);
+        if (!matches || hook === undefined || !this.accepts(hook, event) || this.resent.has(`${key} ${command.version}`) || this.queued.has(key)) continue;
+        this.enqueue({ webhookId: command.webhookId, event, attempt: (this.attempts.get(key)?.attempt ?? 0) + 1, resendOf: command.version });
+      }
+      return true;
+    });
+  }
+
+  /** Every retained public event in offset order per partition, until `visit` returns false. */
+  private async scanPublicEvents(visit: (event: PublicEvent) => boolean): Promise<void> {
     const { log, codec } = this.options;
     const topic = TOPICS.publicEvents.name;
     const ends = await log.endOffsets(topic);
     for (const { partition, offset } of await log.startOffsets(topic)) {
       const end = ends.find((e) => e.partition === partition)?.offset ?? 0;
-      for (let from = offset; from < end && wanted.size > 0; ) {
+      for (let from = offset; from < end; ) {
         const records = await log.read(topic, partition, from, 1000);
         if (records.length === 0) break;
         for (const r of records) {
-          if (r.value === null) continue;
-          const event = (await codec.decode(topic, r.value)) as PublicEvent;
-          if (wanted.delete(event.eventId)) this.events.set(event.eventId, event);
+          if (r.value !== null && !visit((await codec.decode(topic, r.value)) as PublicEvent)) return;
         }
         from = records.at(-1)!.offset + 1;
       }
