@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { checkWebhookUrl, pickPublicAddress, type UrlPolicy } from './address.ts';
@@ -18,6 +18,12 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 export const RESPONSE_CAP_BYTES = 1024;
 
 export type Resolver = (host: string) => Promise<string[]>;
+
+/**
+ * Kept-alive connections, pooled by the address connected to (and, for HTTPS, the server
+ * name and trusted certificates): a reused socket always leads to an address that was checked.
+ */
+const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 8 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 8 }) };
 
 export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
@@ -80,11 +86,10 @@ function post(
       port: url.port === '' ? undefined : Number(url.port),
       path: `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host, 'content-length': String(Buffer.byteLength(body)) },
-      agent: false as const,
     };
     const req = url.protocol === 'https:'
-      ? httpsRequest({ ...common, servername: isIP(host) ? undefined : host, ca: options.ca })
-      : httpRequest(common);
+      ? httpsRequest({ ...common, agent: agents.https, servername: isIP(host) ? undefined : host, ca: options.ca })
+      : httpRequest({ ...common, agent: agents.http });
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     req.on('error', (err) => {
       clearTimeout(timer);
@@ -94,18 +99,19 @@ function post(
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let size = 0;
-      const done = () => {
+      // A body read to its end leaves the socket to be reused; one past the cap closes it.
+      const done = (close: boolean) => {
         clearTimeout(timer);
-        res.destroy();
+        if (close) res.destroy();
         resolve({ status, text: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_CAP_BYTES) });
       };
       res.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         size += chunk.length;
-        if (size >= RESPONSE_CAP_BYTES) done();
+        if (size >= RESPONSE_CAP_BYTES) done(true);
       });
-      res.on('end', done);
-      res.on('error', done);
+      res.on('end', () => done(false));
+      res.on('error', () => done(true));
     });
     req.end(body);
   });
