@@ -253,7 +253,7 @@ describe('webhook delivery', () => {
   it('retries a failing receiver on the schedule 30 s, 2 m, 10 m, 30 m, 2 h, 6 h, then gives the event up', async () => {
     receiver.answer('/down', { status: 503 });
     const hook = await register('/down');
-    await publish();
+    const event = await publish();
     for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length + 1; attempt++) {
       const listed = await waitFor(async () => {
         const d = await deliveries(hook.id);
@@ -273,6 +273,14 @@ describe('webhook delivery', () => {
     }
     expect(receiver.to('/down')).toHaveLength(RETRY_DELAYS_MS.length + 1);
     expect(new Set(receiver.to('/down').map((r) => r.headers['service-delivery'])).size).toBe(RETRY_DELAYS_MS.length + 1);
+    // A resend of the given-up event starts a new series of retries.
+    expect((await request('POST', `/v1/webhooks/${hook.id}/resend`, { event_id: event.eventId })).status).toBe(202);
+    const [resent] = await waitFor(async () => {
+      const d = await deliveries(hook.id);
+      return d.length === RETRY_DELAYS_MS.length + 2 && d;
+    }, 'the resent attempt');
+    expect(resent).toMatchObject({ attempt: RETRY_DELAYS_MS.length + 2, outcome: 'failed' });
+    expect(resent.next_retry_at).toBe(new Date(Date.parse(resent.at) + RETRY_DELAYS_MS[0]).toISOString());
     await request('DELETE', `/v1/webhooks/${hook.id}`);
   });
 

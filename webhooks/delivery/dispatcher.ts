@@ -56,6 +56,9 @@ interface AttemptState {
   /** Delivered, or out of retries. */
   settled: boolean;
   nextRetryAt: number | null;
+  /** The resend command the latest attempts answer, and the attempt it started at: its retries count from there. */
+  resendOf: number | null;
+  seriesStart: number;
 }
 
 interface Job {
@@ -66,6 +69,8 @@ interface Job {
   source?: { partition: number; offset: number };
   /** The webhook version of the resend command this job answers. */
   resendOf?: number;
+  /** The attempt its series of retries started at: 1, or the first attempt of a resend. */
+  seriesStart: number;
 }
 
 const attemptKey = (webhookId: string, eventId: string) => `${webhookId} ${eventId}`;
@@ -146,7 +151,7 @@ export class Dispatcher {
         const event = this.events.get(eventId);
         const hook = this.hooks.get(webhookId);
         if (event === undefined || hook === undefined || !this.accepts(hook, event)) continue;
-        this.enqueue({ webhookId, event, attempt: state.attempt + 1 });
+        this.enqueue({ webhookId, event, attempt: state.attempt + 1, resendOf: state.resendOf ?? undefined, seriesStart: state.seriesStart });
       }
       if (this.resends.length > 0) await this.scheduleResends(this.resends.splice(0));
       // An event's body is kept while some webhook may still need it (several share one event).
@@ -183,7 +188,7 @@ export class Dispatcher {
     for (const [webhookId, hook] of this.hooks) {
       const key = attemptKey(webhookId, event.eventId);
       if (!this.wants(hook, event) || this.attempts.has(key) || this.queued.has(key)) continue;
-      this.enqueue({ webhookId, event, attempt: 1, source: { partition, offset: record.offset } });
+      this.enqueue({ webhookId, event, attempt: 1, source: { partition, offset: record.offset }, seriesStart: 1 });
       waiting++;
     }
     if (waiting > 0) {
@@ -252,7 +257,7 @@ export class Dispatcher {
       httpStatus: result.status,
       latencyMs: result.latencyMs,
       error: result.error?.slice(0, 500) ?? null,
-      nextRetryAt: result.delivered ? null : nextRetryAt(job.attempt, ts),
+      nextRetryAt: result.delivered ? null : nextRetryAt(job.attempt - job.seriesStart + 1, ts),
       test: false,
       resendOf: job.resendOf ?? null,
     };
@@ -293,7 +298,9 @@ export class Dispatcher {
     const known = this.attempts.get(key);
     if (known === undefined || d.attempt >= known.attempt) {
       const settled = d.outcome === 'delivered' || d.nextRetryAt === null;
-      this.attempts.set(key, { attempt: d.attempt, settled, nextRetryAt: d.nextRetryAt });
+      const newSeries = d.resendOf !== null && d.resendOf !== known?.resendOf;
+      const seriesStart = newSeries ? d.attempt : (known?.seriesStart ?? 1);
+      this.attempts.set(key, { attempt: d.attempt, settled, nextRetryAt: d.nextRetryAt, resendOf: d.resendOf, seriesStart });
     }
     const hook = this.hooks.get(d.webhookId);
     if (hook === undefined || d.ts < hook.current.enabledAt) return;
@@ -359,7 +366,8 @@ export class Dispatcher {
         const matches = command.resendEventId !== null ? event.eventId === command.resendEventId : event.ts >= command.resendSince!;
         const key = attemptKey(command.webhookId, event.eventId);
         if (!matches || hook === undefined || !this.accepts(hook, event) || this.resent.has(`${key} ${command.version}`) || this.queued.has(key)) continue;
-        this.enqueue({ webhookId: command.webhookId, event, attempt: (this.attempts.get(key)?.attempt ?? 0) + 1, resendOf: command.version });
+        const attempt = (this.attempts.get(key)?.attempt ?? 0) + 1;
+        this.enqueue({ webhookId: command.webhookId, event, attempt, resendOf: command.version, seriesStart: attempt });
       }
       return true;
     });
