@@ -281,6 +281,13 @@ describe('webhook delivery', () => {
     }, 'the resent attempt');
     expect(resent).toMatchObject({ attempt: RETRY_DELAYS_MS.length + 2, outcome: 'failed' });
     expect(resent.next_retry_at).toBe(new Date(Date.parse(resent.at) + RETRY_DELAYS_MS[0]).toISOString());
+    now = Date.parse(resent.next_retry_at);
+    await dispatcher.tick();
+    const [retried] = await waitFor(async () => {
+      const d = await deliveries(hook.id);
+      return d.length === RETRY_DELAYS_MS.length + 3 && d;
+    }, 'the resent event retried');
+    expect(retried.next_retry_at).toBe(new Date(Date.parse(retried.at) + RETRY_DELAYS_MS[1]).toISOString());
     await request('DELETE', `/v1/webhooks/${hook.id}`);
   });
 

@@ -53,8 +53,6 @@ interface Hook {
 
 interface AttemptState {
   attempt: number;
-  /** Delivered, or out of retries. */
-  settled: boolean;
   nextRetryAt: number | null;
   /** The resend command the latest attempts answer, and the attempt it started at: its retries count from there. */
   resendOf: number | null;
@@ -78,6 +76,8 @@ const attemptKey = (webhookId: string, eventId: string) => `${webhookId} ${event
 export class Dispatcher {
   private readonly hooks = new Map<string, Hook>();
   private readonly attempts = new Map<string, AttemptState>();
+  /** Keys of attempts neither delivered nor out of retries: what a tick looks at. */
+  private readonly unsettled = new Set<string>();
   /** Bodies of events with a retry pending or an attempt queued. */
   private readonly events = new Map<string, PublicEvent>();
   private readonly queued = new Set<string>();
@@ -143,10 +143,9 @@ export class Dispatcher {
       await this.catchUp(TOPICS.webhooks.name);
       await this.catchUp(TOPICS.webhookDeliveries.name);
       const now = this.now();
-      const pending = new Set([...this.queued].map((key) => key.split(' ')[1]));
-      for (const [key, state] of this.attempts) {
-        if (!state.settled) pending.add(key.split(' ')[1]);
-        if (state.settled || state.nextRetryAt === null || state.nextRetryAt > now || this.queued.has(key)) continue;
+      for (const key of this.unsettled) {
+        const state = this.attempts.get(key)!;
+        if (state.nextRetryAt === null || state.nextRetryAt > now || this.queued.has(key)) continue;
         const [webhookId, eventId] = key.split(' ');
         const event = this.events.get(eventId);
         const hook = this.hooks.get(webhookId);
@@ -155,7 +154,8 @@ export class Dispatcher {
       }
       if (this.resends.length > 0) await this.scheduleResends(this.resends.splice(0));
       // An event's body is kept while some webhook may still need it (several share one event).
-      for (const id of this.events.keys()) if (!pending.has(id)) this.events.delete(id);
+      const needed = new Set([...this.unsettled, ...this.queued].map((key) => key.split(' ')[1]));
+      for (const id of this.events.keys()) if (!needed.has(id)) this.events.delete(id);
       await this.commit();
     } catch (err) {
       this.options.logger.error({ err }, 'webhook tick failed');
@@ -300,7 +300,9 @@ export class Dispatcher {
       const settled = d.outcome === 'delivered' || d.nextRetryAt === null;
       const newSeries = d.resendOf !== null && d.resendOf !== known?.resendOf;
       const seriesStart = newSeries ? d.attempt : (known?.seriesStart ?? 1);
-      this.attempts.set(key, { attempt: d.attempt, settled, nextRetryAt: d.nextRetryAt, resendOf: d.resendOf, seriesStart });
+      this.attempts.set(key, { attempt: d.attempt, nextRetryAt: d.nextRetryAt, resendOf: d.resendOf, seriesStart });
+      if (settled) this.unsettled.delete(key);
+      else this.unsettled.add(key);
     }
     const hook = this.hooks.get(d.webhookId);
     if (hook === undefined || d.ts < hook.current.enabledAt) return;
@@ -346,7 +348,7 @@ export class Dispatcher {
   /** After a restart: the bodies of events with a retry pending, read back from public.events. */
   private async loadPendingEvents(): Promise<void> {
     const wanted = new Set<string>();
-    for (const [key, state] of this.attempts) if (!state.settled) wanted.add(key.split(' ')[1]);
+    for (const key of this.unsettled) wanted.add(key.split(' ')[1]);
     if (wanted.size === 0) return;
     await this.scanPublicEvents((event) => {
       if (wanted.delete(event.eventId)) this.events.set(event.eventId, event);
