@@ -10,6 +10,7 @@ import { outcomesProjection } from './outcomes.ts';
 import type { AnyProjection } from './runtime/projection.ts';
 import { signalsProjection } from './signals.ts';
 import { tokensProjection } from './tokens.ts';
+import { webhookDeliveriesProjection, webhooksProjection } from './webhooks.ts';
 
 /** Every projection the service runs; each gets its own runner and consumer group. */
 export const PROJECTIONS: readonly AnyProjection[] = [
@@ -26,4 +27,6 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   outcomesProjection,
   apiKeysProjection,
   teamsProjection,
+  webhooksProjection,
+  webhookDeliveriesProjection,
 ];

@@ -1,5 +1,6 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
+import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
 import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
@@ -108,5 +109,7 @@ export const PROJECTION_TABLES = defineTables(
   outcomes,
   apiKeys,
   teams,
+  webhooks,
+  webhookDeliveries,
 );
 export type ProjectionTables = typeof PROJECTION_TABLES;

@@ -18,6 +18,9 @@ export const startCommand: CliCommand = {
     const unknown = names.filter((r) => !ROLE_NAMES.includes(r));
     if (unknown.length > 0) throw new UsageError(`unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`);
 
+    if (config.TQA_WEBHOOKS_ALLOW_PRIVATE) {
+      logger.warn('TQA_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may use plain HTTP and private or loopback receivers; for local development and tests only');
+    }
     const services = await openLogServices(config, logger);
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
     const running: RunningRole[] = [];
