@@ -10,6 +10,7 @@ import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
+import type { WebhookDeps } from './routes/deps.ts';
 import { apiRoutes } from './routes/index.ts';
 import { TokenDirectory } from './services/token-directory.ts';
 
@@ -20,6 +21,8 @@ export interface ApiDeps {
   startedAt: number;
   /** The clock of the key cache, the rate limiter and the routes; injected by tests to move time. */
   now?: () => number;
+  /** What the webhook endpoints write with; without it they answer 503. */
+  webhooks?: WebhookDeps;
   /** Routes mounted after the API's own (tests use it for stand-ins of later endpoints). */
   extraRoutes?: readonly ApiRoute[];
 }
@@ -42,7 +45,7 @@ export function createApi(deps: ApiDeps): Api {
   const app = new Koa();
   const keys = new KeyService({ store: deps.store, now });
   const tokens = new TokenDirectory({ store: deps.store, now });
-  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens });
+  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks });
   const all = [...routes, ...(deps.extraRoutes ?? [])];
   const router = mountRoutes(all);
   app.use(requestId());

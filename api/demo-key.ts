@@ -29,7 +29,7 @@ export async function ensureDemoKey({ log, codec, dataDir, stdout, logger }: Dem
   if (await exists(file)) return;
   const ends = await log.endOffsets(TOPICS.keys.name);
   if (ends.some((p) => p.offset > 0)) return;
-  const { id, key } = await issueApiKey(log, codec, { name: 'demo key', plan: 'team', scopes: SCOPE_NAMES });
+  const { id, key } = await issueApiKey(log, codec, { name: 'demo key', plan: 'team', scopes: SCOPE_NAMES, teamId: null });
   // Printed first: should the file fail, the key is still known.
   stdout.write(`demo API key: ${key}\n`);
   // `wx`: never overwrite a key file another process wrote meanwhile.

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, columns, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
-import { apiKeys, type ApiKeyRow } from '../projections/tables/keys.ts';
-import { appendEvent, parseOrUsage } from '../infra/cli/control-events.ts';
-import type { EventLog } from '../infra/log/port.ts';
+import { apiKeys, teams, type ApiKeyRow, type TeamRow } from '../projections/tables/keys.ts';
+import { appendEvent, parseOrUsage } from '../cli/control-events.ts';
+import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent, type PlanName } from '../schemas/records.ts';
@@ -39,13 +39,12 @@ export function hashApiKey(key: string): string {
 export async function issueApiKey(
   log: EventLog,
   codec: Codec,
-  grant: Pick<ApiKeyEvent, 'name' | 'plan' | 'scopes'>,
+  grant: Pick<ApiKeyEvent, 'name' | 'plan' | 'scopes' | 'teamId'>,
   at = Date.now(),
-): Promise<{ id: string; key: string }> {
+): Promise<{ id: string; key: string; at: AppendResult }> {
   const key = generateApiKey();
   const event = parseOrUsage(ApiKeyEventSchema, { ...grant, keyId: newKeyId(), action: 'create', keyHash: hashApiKey(key), createdAt: at, ts: at });
-  await appendEvent(log, codec, TOPICS.keys.name, event.keyId, event);
-  return { id: event.keyId, key };
+  return { id: event.keyId, key, at: await appendEvent(log, codec, TOPICS.keys.name, event.keyId, event) };
 }
 
 /** A key as the API sees it. */
@@ -57,13 +56,15 @@ export interface ApiKey {
   scopes: string[];
   createdAt: number;
   revokedAt: number | null;
+  /** The team whose shared cohorts the key sees; the name is null until the team's event is applied. */
+  team: { id: string; name: string | null } | null;
 }
 
 const Scopes = z.array(z.string());
 const Plan = z.enum(PLAN_NAMES);
 
 /** How long a found key is served from memory: the bound on how late a revoke takes effect. */
-export const KEY_CACHE_TTL_MS = 5_000;
+export const KEY_CACHE_TTL_MS = 1_000;
 const KEY_CACHE_MAX = 10_000;
 
 export interface KeyServiceOptions {
@@ -100,11 +101,17 @@ export class KeyService {
     const row = rows[0];
     if (row === undefined) return null;
     const key = toApiKey(row);
+    if (row.team_id !== null) key.team = { id: row.team_id, name: await teamNameOf(this.store, row.team_id) };
     // Map order is insertion order: dropping the first entry drops the oldest.
     if (this.cache.size >= KEY_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(hash, { key, expiresAt: now + this.ttlMs });
     return key;
   }
+}
+
+async function teamNameOf(store: AnalyticalStore<ProjectionTables>, teamId: string): Promise<string | null> {
+  const rows = await store.query<Pick<TeamRow, 'name'>>(sql`SELECT ${column(teams, 'name')} FROM ${table(teams)} WHERE ${column(teams, 'team_id')} = ${teamId}`);
+  return rows[0]?.name ?? null;
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {
@@ -115,5 +122,6 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     scopes: Scopes.parse(JSON.parse(row.scopes)),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    team: null,
   };
 }

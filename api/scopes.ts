@@ -50,8 +50,13 @@ export const ENDPOINT_SCOPES: readonly EndpointScope[] = [
   { method: 'GET', path: '/v1/quant/event-studies/:slug', scope: 'research:read' },
   { method: 'GET', path: '/v1/webhooks', scope: 'webhooks:read' },
   { method: 'POST', path: '/v1/webhooks', scope: 'webhooks:write' },
+  { method: 'GET', path: '/v1/webhooks/:id', scope: 'webhooks:read' },
   { method: 'DELETE', path: '/v1/webhooks/:id', scope: 'webhooks:write' },
   { method: 'POST', path: '/v1/webhooks/:id/test', scope: 'webhooks:write' },
+  { method: 'POST', path: '/v1/webhooks/:id/enable', scope: 'webhooks:write' },
+  { method: 'POST', path: '/v1/webhooks/:id/rotate-secret', scope: 'webhooks:write' },
+  { method: 'POST', path: '/v1/webhooks/:id/resend', scope: 'webhooks:write' },
+  { method: 'GET', path: '/v1/webhooks/:id/deliveries', scope: 'webhooks:read' },
   { method: 'GET', path: '/v1/stream', scope: 'stream:read' },
   { method: 'GET', path: '/v1/key', scope: 'keys:read' },
 ];

@@ -12,7 +12,7 @@ import { SCOPE_NAMES } from '../api/scopes.ts';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
-import { openStore } from '../infra/store/open-store.ts';
+import { openStore } from '../projections/open-store.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
@@ -51,7 +51,7 @@ export async function benchApi(): Promise<void> {
     const { log, codec } = services;
     const seeded = await seedHistory({ log, codec, dataDir: dir, seed: 7, days: DAYS, endMs: Date.now() });
     const keys: string[] = [];
-    for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(log, codec, { name: `bench ${i}`, plan: 'team', scopes: SCOPE_NAMES })).key);
+    for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(log, codec, { name: `bench ${i}`, plan: 'team', scopes: SCOPE_NAMES, teamId: null })).key);
     await runEngineToEnd(dir, log, codec);
     store = await openStore(config, logger);
     await projectToEnd(config, log, codec, store);

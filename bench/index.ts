@@ -4,6 +4,7 @@ import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
+import { benchPush } from './push.ts';
 import { benchStore } from './store.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   store: benchStore,
   pipeline: benchPipeline,
   api: benchApi,
+  push: benchPush,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -31,6 +31,16 @@ const ConfigSchema = z.object({
   TQA_SIM_DAYS: z.coerce.number().min(0.01).max(60).default(7),
   /** Simulated ms per wall-clock ms once live. */
   TQA_SIM_SPEED: z.coerce.number().positive().default(1),
+  /** Development only: webhooks may use plain HTTP, private and loopback receivers and any port. */
+  TQA_WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** The service key that seals webhook signing secrets: 32 bytes, base64. Unset: generated once into the data dir. */
+  TQA_WEBHOOKS_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

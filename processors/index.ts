@@ -1,5 +1,6 @@
+import { publicEvents } from './public-events/public-events.ts';
 import { quantEngine } from './quant-engine/engine.ts';
 import type { Processor } from './runtime/processor.ts';
 
 /** Every processor the service runs. Each gets its own runtime and consumer group. */
-export const PROCESSORS: Processor<unknown>[] = [quantEngine];
+export const PROCESSORS: Processor<unknown>[] = [quantEngine, publicEvents];

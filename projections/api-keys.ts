@@ -18,7 +18,16 @@ export const apiKeysProjection = defineProjection({
         scopes: JSON.stringify(event.scopes),
         created_at: event.createdAt,
         revoked_at: event.action === 'revoke' ? event.ts : null,
+        team_id: event.teamId,
       },
     },
   ],
+});
+
+/** Teams by id, from their creation events. */
+export const teamsProjection = defineProjection({
+  name: 'teams',
+  topics: [TOPICS.teams.name],
+  tables: ['teams'],
+  toRows: (event) => [{ table: 'teams', row: { team_id: event.teamId, ts: event.ts, name: event.name } }],
 });

@@ -1,4 +1,4 @@
-import { apiKeysProjection } from './api-keys.ts';
+import { apiKeysProjection, teamsProjection } from './api-keys.ts';
 import { authorMetricsProjection } from './author-metrics.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
@@ -10,6 +10,7 @@ import { outcomesProjection } from './outcomes.ts';
 import type { AnyProjection } from './runtime/projection.ts';
 import { signalsProjection } from './signals.ts';
 import { tokensProjection } from './tokens.ts';
+import { webhookDeliveriesProjection, webhooksProjection } from './webhooks.ts';
 
 /** Every projection the service runs; each gets its own runner and consumer group. */
 export const PROJECTIONS: readonly AnyProjection[] = [
@@ -25,4 +26,7 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   narrativesProjection,
   outcomesProjection,
   apiKeysProjection,
+  teamsProjection,
+  webhooksProjection,
+  webhookDeliveriesProjection,
 ];

@@ -1,5 +1,6 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
-import { apiKeys } from './tables/keys.ts';
+import { apiKeys, teams } from './tables/keys.ts';
+import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
 import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
@@ -107,5 +108,8 @@ export const PROJECTION_TABLES = defineTables(
   narrativeBuckets,
   outcomes,
   apiKeys,
+  teams,
+  webhooks,
+  webhookDeliveries,
 );
 export type ProjectionTables = typeof PROJECTION_TABLES;

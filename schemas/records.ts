@@ -1,4 +1,7 @@
-import { ApiKeyEventSchema } from './records/control-keys.ts';
+import { ApiKeyEventSchema, TeamEventSchema } from './records/control-keys.ts';
+import { WebhookEventSchema } from './records/control-webhooks.ts';
+import { PublicEventSchema } from './records/public-events.ts';
+import { WebhookDeliverySchema } from './records/webhook-deliveries.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -21,6 +24,9 @@ export * from './records/quant-social.ts';
 export * from './records/quant-scores.ts';
 export * from './records/quant-signals.ts';
 export * from './records/control-keys.ts';
+export * from './records/public-events.ts';
+export * from './records/control-webhooks.ts';
+export * from './records/webhook-deliveries.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
 export const RECORD_TYPES = {
@@ -41,6 +47,10 @@ export const RECORD_TYPES = {
   signal: SignalSchema,
   'dead-letter': DeadLetterSchema,
   'api-key-event': ApiKeyEventSchema,
+  'team-event': TeamEventSchema,
+  'public-event': PublicEventSchema,
+  'webhook-event': WebhookEventSchema,
+  'webhook-delivery': WebhookDeliverySchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;

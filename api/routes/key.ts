@@ -37,6 +37,7 @@ export function keyRoutes(): RouteGroup {
         },
         rateLimit,
         createdAt: iso(key.createdAt),
+        team: key.team,
       };
     },
   });

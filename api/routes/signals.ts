@@ -3,7 +3,7 @@ import { getSignal, signalFeed } from '../../projections/read-models/signals.ts'
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
-import { presentFiring, presentSignal } from '../presenters/signal.ts';
+import { presentFiring, presentSignal } from '../../presenters/signal.ts';
 import { header } from '../schemas/common.ts';
 import { SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
 import type { RouteDeps } from './deps.ts';

@@ -1,13 +1,15 @@
 import type { z } from 'zod';
 import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { collectiveActivity, getCohort, listCohorts, type CohortSummary } from '../../projections/read-models/cohorts.ts';
-import { getNarrative, heatmap, narrativeMap, rotation, type NarrativeSummary } from '../../projections/read-models/narratives.ts';
+import { getNarrative, heatmap, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
 import { activeSignalsOn } from '../../projections/read-models/signals.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { keyOf } from '../middleware/auth.ts';
-import { presentSignal } from '../presenters/signal.ts';
-import { presentTokenOf } from '../presenters/token.ts';
+import { presentConvergence } from '../../presenters/cohort.ts';
+import { presentNarrative } from '../../presenters/narrative.ts';
+import { presentSignal } from '../../presenters/signal.ts';
+import { presentTokenOf } from '../../presenters/token.ts';
 import { header, iso } from '../schemas/common.ts';
 import {
   AuthorMetricsSchema,
@@ -46,24 +48,6 @@ function presentCohortSummary(c: CohortSummary): z.input<typeof CohortSummarySch
     updatedAt: iso(c.ts),
     memberCount: c.members.length,
     members: c.members,
-  };
-}
-
-function presentNarrative(n: NarrativeSummary): z.input<typeof NarrativeSchema> {
-  return {
-    ...header('narrative'),
-    slug: n.narrative,
-    bucketStart: iso(n.bucketStart),
-    attentionShare: n.attentionShare,
-    attentionShare24h: n.attentionShare24h,
-    attentionShareChange24h: n.attentionShareChange24h,
-    theses: n.theses,
-    mentions: n.mentions,
-    uniqueAuthors: n.uniqueAuthors,
-    newAuthors: n.newAuthors,
-    authorGrowth: n.authorGrowth,
-    topTokens: n.topTokens,
-    topContributors: n.topContributors,
   };
 }
 
@@ -122,7 +106,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     query: CohortListQuerySchema,
     response: { schema: CohortListSchema, description: 'The cohorts.' },
     handler: async ({ query, ctx }) => {
-      const rows = await listCohorts(store, { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: null });
+      const rows = await listCohorts(store, { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null });
       return { ...header('list'), data: rows.map(presentCohortSummary), hasMore: false, nextCursor: null, total: rows.length };
     },
   });
@@ -141,7 +125,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     errors: ['NOT_FOUND'],
     response: { schema: CohortSchema, description: 'The cohort.' },
     handler: async ({ params, ctx }) => {
-      const c = await getCohort(store, params.id, { viewerKeyId: keyOf(ctx).id, viewerTeamId: null }, CONVERGENCE_EVENTS_SHOWN);
+      const c = await getCohort(store, params.id, { viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null }, CONVERGENCE_EVENTS_SHOWN);
       if (c === null) throw new ApiError('NOT_FOUND', `no cohort ${params.id}`);
       // Events are newest first, so the first event of a token is its latest convergence.
       const byToken = new Map<string, { events: number; last: number }>();
@@ -169,17 +153,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
         },
         tokens: [...byToken].map(([id, t]) => ({ token: presentTokenOf(tokens, id), convergenceEvents: t.events, lastConvergedAt: iso(t.last) })),
         activeSignals: signals.map((s) => presentSignal(s, tokens)),
-        convergenceEvents: c.convergenceEvents.map((e) => ({
-          id: e.eventId,
-          at: iso(e.ts),
-          token: presentTokenOf(tokens, e.tokenId),
-          cohortVersion: e.cohortVersion,
-          memberCount: e.memberCount,
-          cohortSize: e.cohortSize,
-          windowMinutes: e.windowMinutes,
-          members: e.members,
-          score: e.score,
-        })),
+        convergenceEvents: c.convergenceEvents.map((e) => presentConvergence(e, tokens)),
       };
     },
   });

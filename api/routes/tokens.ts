@@ -14,7 +14,8 @@ import { defineRoute } from '../http/route.ts';
 import { renderWire, WireJson, withMembers } from '../http/wire.ts';
 import { keyOf } from '../middleware/auth.ts';
 import { PLANS } from '../plans.ts';
-import { presentToken, presentTokenOf } from '../presenters/token.ts';
+import { presentActiveSignal } from '../../presenters/signal.ts';
+import { presentToken, presentTokenOf } from '../../presenters/token.ts';
 import { SCAN_DEFAULT_LIMIT, SCAN_DEFAULT_SORT, SCAN_DEFAULT_SORT_DIR, SCAN_PRESETS } from '../scan-presets.ts';
 import { DISCLAIMER, header, iso } from '../schemas/common.ts';
 import { HEALTH_STALE_AFTER_MS } from '../schemas/meta.ts';
@@ -83,7 +84,7 @@ function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSumma
     ts: iso(s.ts),
     scores: s.scores,
     scoreDetails: s.scoreDetails,
-    activeSignals: s.activeSignals.map((a) => ({ id: a.signalId, type: a.type, ruleVersion: a.ruleVersion, firedAt: iso(a.firedAt), strength: a.strength })),
+    activeSignals: s.activeSignals.map(presentActiveSignal),
     market: s.market,
     activity: s.activity,
     divergenceState: s.divergenceState,

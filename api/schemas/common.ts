@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { DATASET, DISCLAIMER } from '../../presenters/resource.ts';
 import { ERROR_STATUS } from '../errors.ts';
+
+export { DATASET, DISCLAIMER, header, iso } from '../../presenters/resource.ts';
 
 /**
  * The conventions every response follows (spec §1, §2.1, §7), in one place: the resource
@@ -17,30 +20,15 @@ export function named<S extends z.ZodType>(id: string, schema: S, description?: 
   return schema.meta(description === undefined ? { id } : { id, description }) as S;
 }
 
-/** Every key sees the live dataset only (spec §1 rule 1). */
-export const DATASET = 'live';
 
 /** The fields every object starts with, for a resource of type `object`. */
 export function resourceHeader<const O extends string>(object: O) {
   return { object: z.literal(object), dataset: z.literal(DATASET), livemode: z.literal(true) };
 }
 
-/** The values of resourceHeader, for handlers. */
-export function header<const O extends string>(object: O): { object: O; dataset: typeof DATASET; livemode: true } {
-  return { object, dataset: DATASET, livemode: true };
-}
-
-export const DISCLAIMER =
-  'Analytics and statistical context from point-in-time data, not financial advice and not a guaranteed prediction.';
 export const disclaimer = z.literal(DISCLAIMER).describe('Research responses carry this text (spec §1 rule 4).');
 
 export const isoTime = z.iso.datetime({ offset: false }).describe('ISO-8601 UTC timestamp');
-
-export function iso(ms: number): string;
-export function iso(ms: number | null): string | null;
-export function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
-}
 
 /** The list envelope (spec 2.1). `total` is present only where it is cheap to count. */
 export function listOf<S extends z.ZodType>(id: string, item: S, withTotal = false) {

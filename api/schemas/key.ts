@@ -27,6 +27,10 @@ export const KeySchema = named(
     }),
     rateLimit: RateLimitSchema,
     createdAt: isoTime,
+    team: z
+      .strictObject({ id: z.string().regex(/^team_[0-9a-f]+$/), name: z.string().nullable() })
+      .nullable()
+      .describe('The team the key belongs to: its keys see the manual cohorts shared with the team. Null for a key without a team.'),
   }),
   'The calling key: mode, dataset, scopes, plan, rate limit and plan limits.',
 );

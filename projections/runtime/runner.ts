@@ -60,6 +60,11 @@ const SMALL_BATCH_RECORDS = 1_000;
 /** In background mode, how many unstored rows a handler may leave before it waits for the store. */
 const BACKGROUND_ROWS_IN_FLIGHT = 50_000;
 
+/** The consumer group of a projection's live runner: its committed offsets say what is stored. */
+export function liveGroupId(projection: AnyProjection): string {
+  return `projection.${projection.name}`;
+}
+
 /**
  * Runs one projection over the log: consumes its topics in the consumer group
  * `projection.<name>`, decodes and validates each value against its topic's record type,
@@ -92,7 +97,7 @@ export class ProjectionRunner {
 
   constructor(private readonly options: ProjectionRunnerOptions) {
     this.projection = options.projection;
-    this.groupId = options.groupId ?? `projection.${options.projection.name}`;
+    this.groupId = options.groupId ?? liveGroupId(options.projection);
     this.logger = options.logger.child({ projection: options.projection.name });
     this.maxBatchRecords = options.maxBatchRecords ?? DEFAULT_MAX_BATCH_RECORDS;
     this.tables = new Set(options.projection.tables);

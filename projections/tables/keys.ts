@@ -16,8 +16,22 @@ export const apiKeys = defineTable({
     scopes: 'json',
     created_at: 'int64',
     revoked_at: 'int64?',
+    team_id: 'string?',
   },
   key: ['key_id'],
   version: 'ts',
 });
 export type ApiKeyRow = RowOf<typeof apiKeys>;
+
+/** Teams by id (control.teams): keys of a team see the manual cohorts shared with it. */
+export const teams = defineTable({
+  name: 'teams',
+  columns: {
+    team_id: 'string',
+    ts: 'int64',
+    name: 'string',
+  },
+  key: ['team_id'],
+  version: 'ts',
+});
+export type TeamRow = RowOf<typeof teams>;

@@ -7,19 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../../api/app.ts';
 import { defineRoute } from '../../api/http/route.ts';
 import { z } from 'zod';
-import { keysCommand } from '../../infra/cli/commands/keys.ts';
+import { UsageError } from '../../cli/command.ts';
+import { keysCommand } from '../../cli/commands/keys.ts';
+import { teamsCommand } from '../../cli/commands/teams.ts';
+import { cohortsCommand } from '../../cli/commands/cohorts.ts';
+import { KEY_CACHE_TTL_MS } from '../../api/keys.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
-import { openStore } from '../../infra/store/open-store.ts';
+import { openStore } from '../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
-import { apiKeysProjection } from '../../projections/api-keys.ts';
+import { apiKeysProjection, teamsProjection } from '../../projections/api-keys.ts';
 import { startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
 import { apiKeys, type ApiKeyRow } from '../../projections/tables/keys.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 /** The start of a clock minute, so tests know where the rate-limit window ends. */
 const T0 = 1_800_000_000_000;
@@ -43,12 +46,23 @@ let api: Api;
 let base: string;
 let now = T0;
 
-async function cli(...args: string[]): Promise<string> {
+async function run(command: typeof keysCommand, args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out = sink();
   const err = sink();
-  const code = await keysCommand.run(args, { config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
-  expect(code, err.text()).toBe(0);
-  return out.text();
+  try {
+    const code = await command.run(args, { config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
+    return { code, out: out.text(), err: err.text() };
+  } catch (e) {
+    // What the CLI's main makes of a usage mistake: its message and exit code 2.
+    if (e instanceof UsageError) return { code: 2, out: out.text(), err: e.message };
+    throw e;
+  }
+}
+
+async function cli(...args: string[]): Promise<string> {
+  const { code, out, err } = await run(keysCommand, args);
+  expect(code, err).toBe(0);
+  return out;
 }
 
 async function keyRow(id: string): Promise<ApiKeyRow | undefined> {
@@ -58,10 +72,10 @@ async function keyRow(id: string): Promise<ApiKeyRow | undefined> {
   return rows[0];
 }
 
-/** Creates a key through the CLI and waits until the running projection applied it. */
-async function createKey(plan: string, scopes: string, name = `test ${plan}`): Promise<{ id: string; key: string }> {
-  const created = JSON.parse(await cli('create', '--plan', plan, '--scopes', scopes, '--name', name, '--json')) as { id: string; key: string };
-  await waitFor(() => keyRow(created.id), `key ${created.id} projected`);
+/** Creates a key through the CLI, which returns once the running projection applied it. */
+async function createKey(plan: string, scopes: string, name = `test ${plan}`, ...more: string[]): Promise<{ id: string; key: string }> {
+  const created = JSON.parse(await cli('create', '--plan', plan, '--scopes', scopes, '--name', name, '--json', ...more)) as { id: string; key: string };
+  expect(await keyRow(created.id), 'applied when the command returned').toBeDefined();
   return created;
 }
 
@@ -87,7 +101,7 @@ beforeAll(async () => {
   const embedded = await openEmbedded(dir);
   log = embedded.log;
   store = await openStore(config, silentLogger);
-  projections = startProjections([apiKeysProjection], { log, codec: embedded.codec, store, logger: silentLogger, deadLetters: 'produce' });
+  projections = startProjections([apiKeysProjection, teamsProjection], { log, codec: embedded.codec, store, logger: silentLogger, deadLetters: 'produce' });
   // A stand-in for the backtests route: only its guards matter here.
   const backtests = defineRoute({
     method: 'POST',
@@ -158,14 +172,36 @@ describe('API keys, scopes, plans and rate limits', () => {
     const { id, key } = await createKey('free', 'keys:read');
     expect((await get('/v1/key', bearer(key))).status).toBe(200);
     await cli('revoke', id);
-    await waitFor(async () => (await keyRow(id))?.revoked_at != null, 'revoke projected');
-    // Served from the key cache until the entry expires (5 s on the injected clock): the bound.
+    expect((await keyRow(id))?.revoked_at, 'applied when the command returned').not.toBeNull();
+    // Served from the key cache until the entry expires (1 s on the injected clock): the bound.
     expect((await get('/v1/key', bearer(key))).status).toBe(200);
-    now += 5_000;
+    now += KEY_CACHE_TTL_MS;
     const res = await get('/v1/key', bearer(key));
     await expectError(res, 401, 'UNAUTHORIZED');
     const listed = JSON.parse(await cli('list', '--json')) as { id: string; revoked_at: string | null }[];
     expect(listed.find((k) => k.id === id)?.revoked_at).toEqual(expect.any(String));
+  });
+
+  it('puts keys in teams: GET /v1/key shows the team, a cohort is shared only with its owner\'s team', async () => {
+    now = T0 + 240_000;
+    const made = await run(teamsCommand, ['create', '--name', 'Research desk', '--json']);
+    expect(made.code, made.err).toBe(0);
+    const team = JSON.parse(made.out) as { id: string; name: string };
+    expect(team.id).toMatch(/^team_[0-9a-f]+$/);
+    const member = await createKey('team', 'keys:read', 'desk key', '--team', team.id);
+    const loner = await createKey('team', 'keys:read', 'no team');
+
+    expect(await (await get('/v1/key', bearer(member.key))).json()).toMatchObject({ id: member.id, team: { id: team.id, name: 'Research desk' } });
+    expect(await (await get('/v1/key', bearer(loner.key))).json()).toMatchObject({ id: loner.id, team: null });
+    expect(JSON.parse(await cli('list', '--json'))).toContainEqual(expect.objectContaining({ id: member.id, team_id: team.id }));
+
+    const unknownTeam = await run(keysCommand, ['create', '--plan', 'pro', '--name', 'x', '--team', 'team_00000000']);
+    expect([unknownTeam.code, unknownTeam.err]).toEqual([2, expect.stringContaining('no team team_00000000')]);
+    // Sharing with a team the owner is not in is refused before anything is appended.
+    const crossing = await run(cohortsCommand, ['create', '--name', 'watch', '--owner', loner.id, '--team', team.id]);
+    expect([crossing.code, crossing.err]).toEqual([2, expect.stringContaining(`${loner.id} is not in team ${team.id}`)]);
+    const sharing = await run(cohortsCommand, ['create', '--name', 'watch', '--owner', member.id, '--team', team.id, '--json']);
+    expect(sharing.code, sharing.err).toBe(0);
   });
 
   it('answers 403 without the scope and 402 when the plan lacks the feature', async () => {

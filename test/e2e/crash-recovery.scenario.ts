@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
-import { openStore } from '../../infra/store/open-store.ts';
+import { openStore } from '../../projections/open-store.ts';
 import type { Row } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { PROJECTIONS } from '../../projections/index.ts';

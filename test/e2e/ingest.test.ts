@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestCommand } from '../../infra/cli/commands/ingest.ts';
+import { ingestCommand } from '../../cli/commands/ingest.ts';
 import { loadConfig } from '../../infra/config.ts';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { LocalSchemaRegistry } from '../../infra/registry/local.ts';

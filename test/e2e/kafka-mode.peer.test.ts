@@ -8,7 +8,7 @@ import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
-import { openStore } from '../../infra/store/open-store.ts';
+import { openStore } from '../../projections/open-store.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';

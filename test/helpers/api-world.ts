@@ -7,17 +7,17 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { expect } from 'vitest';
 import { createApi, type Api } from '../../api/app.ts';
-import { keysCommand } from '../../infra/cli/commands/keys.ts';
+import type { CliCommand } from '../../cli/command.ts';
+import { keysCommand } from '../../cli/commands/keys.ts';
+import { teamsCommand } from '../../cli/commands/teams.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
-import { openStore } from '../../infra/store/open-store.ts';
+import { openStore } from '../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { column, sql, table } from '../../infra/store/sql-literal.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
-import { apiKeys } from '../../projections/tables/keys.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
 import { runEngineToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
@@ -58,7 +58,10 @@ export interface ApiWorld {
   /** Event time where the seeded history ends; the API's clock starts there. */
   endMs: number;
   keys: { team: string; free: string; pro: string };
-  createKey(plan: Plan, scopes: readonly string[], name?: string): Promise<{ id: string; key: string }>;
+  /** A key made with `tqa keys create`, which returns once the key works. */
+  createKey(plan: Plan, scopes: readonly string[], name?: string, teamId?: string): Promise<{ id: string; key: string }>;
+  /** A team made with `tqa teams create`; returns its id. */
+  createTeam(name: string): Promise<string>;
   request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
   expectError(res: ApiResponse, status: number, code: string): void;
   /** The served OpenAPI document. */
@@ -123,18 +126,21 @@ class World implements ApiWorld {
     };
   }
 
-  async createKey(plan: Plan, scopes: readonly string[], name = `test ${plan}`): Promise<{ id: string; key: string }> {
+  async createKey(plan: Plan, scopes: readonly string[], name = `test ${plan}`, teamId?: string): Promise<{ id: string; key: string }> {
+    const team = teamId === undefined ? [] : ['--team', teamId];
+    return JSON.parse(await this.cli(keysCommand, ['create', '--plan', plan, '--scopes', scopes.join(','), '--name', name, '--json', ...team])) as { id: string; key: string };
+  }
+
+  async createTeam(name: string): Promise<string> {
+    return (JSON.parse(await this.cli(teamsCommand, ['create', '--name', name, '--json'])) as { id: string }).id;
+  }
+
+  private async cli(command: CliCommand, args: string[]): Promise<string> {
     const out = sink();
     const err = sink();
-    const args = ['create', '--plan', plan, '--scopes', scopes.join(','), '--name', name, '--json'];
-    const code = await keysCommand.run(args, { config: this.config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
+    const code = await command.run(args, { config: this.config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
     expect(code, err.text()).toBe(0);
-    const created = JSON.parse(out.text()) as { id: string; key: string };
-    await waitFor(
-      async () => (await this.store.query(sql`SELECT 1 AS found FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${created.id}`)).length > 0,
-      `key ${created.id} projected`,
-    );
-    return created;
+    return out.text();
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {

@@ -12,7 +12,7 @@ import { PROBE_TIMEOUT_MS } from '../../../api/schemas/meta.ts';
 import { ENDPOINT_SCOPES, SCOPES, scopeOf } from '../../../api/scopes.ts';
 import { loadConfig } from '../../../infra/config.ts';
 import type { EventLog } from '../../../infra/log/port.ts';
-import { openStore } from '../../../infra/store/open-store.ts';
+import { openStore } from '../../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../../infra/store/port.ts';
 import { columns, sql, table } from '../../../infra/store/sql-literal.ts';
 import { ANALOG_COMPONENTS } from '../../../processors/quant-engine/analogs/vector.ts';

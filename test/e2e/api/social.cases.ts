@@ -222,6 +222,49 @@ export function socialCases(world: () => ApiWorld): void {
       world().expectError(await world().request('GET', `/v1/quant/cohorts/${cohortId}`, { key: owner.key }), 404, 'NOT_FOUND');
     });
 
+    it('shows a cohort shared with a team to every key of that team, and to no key of another team or none', async () => {
+      const desk = await world().createTeam('desk');
+      const rivals = await world().createTeam('rivals');
+      const owner = await world().createKey('pro', ['quant:read'], 'desk owner', desk);
+      const mate = await world().createKey('pro', ['quant:read'], 'desk mate', desk);
+      const rival = await world().createKey('pro', ['quant:read'], 'rival', rivals);
+      const loner = await world().createKey('pro', ['quant:read'], 'no team');
+      // As the quant engine publishes `tqa cohorts create --owner <owner> --team <desk>` and a
+      // cohort the owner keeps to himself (the world runs no live engine).
+      const version = (cohortId: string, teamId: string | null): CohortVersion => ({
+        cohortId,
+        kind: 'manual',
+        name: cohortId,
+        ownerKeyId: owner.id,
+        teamId,
+        members: [{ authorId: null, handle: 'someone' }],
+        version: 1,
+        ts: world().endMs,
+        rule: 'Members chosen by the owner.',
+        deleted: false,
+        commandId: `cmd_${cohortId}`,
+      });
+      const shared = `cohort_shared_${owner.id}`;
+      const own = `cohort_own_${owner.id}`;
+      for (const v of [version(shared, desk), version(own, null)]) {
+        const meta = { topic: 'quant.cohorts', partition: 0, offset: 0, key: v.cohortId, timestamp: v.ts };
+        await world().store.upsert('cohorts', cohortsProjection.toRows(v, meta).map((r) => r.row as CohortRow));
+      }
+
+      const visible = async (key: string) => cohortIds(await world().request('GET', '/v1/quant/cohorts', { key })).filter((id: string) => id === shared || id === own).sort();
+      expect(await visible(owner.key)).toEqual([own, shared].sort());
+      expect(await visible(mate.key)).toEqual([shared]);
+      expect(await visible(rival.key)).toEqual([]);
+      expect(await visible(loner.key)).toEqual([]);
+      expect((await world().request('GET', `/v1/quant/cohorts/${shared}`, { key: mate.key })).body).toMatchObject({ id: shared, team_id: desk });
+      world().expectError(await world().request('GET', `/v1/quant/cohorts/${own}`, { key: mate.key }), 404, 'NOT_FOUND');
+      world().expectError(await world().request('GET', `/v1/quant/cohorts/${shared}`, { key: rival.key }), 404, 'NOT_FOUND');
+      // Auto cohorts reach every key, with a team or without.
+      for (const key of [mate.key, rival.key, loner.key]) {
+        expect(cohortIds(await world().request('GET', '/v1/quant/cohorts?kind=auto', { key })).sort()).toEqual([EARLY_MOVERS_ID, TOP_RESEARCH_ID].sort());
+      }
+    });
+
     it('gives a cohort with its members, activity, tokens, active signals and convergence events from the store', async () => {
       const [withEvents] = await query<{ cohort_id: string }>(
         sql`SELECT ${column(cohortEvents, 'cohort_id')} AS cohort_id FROM ${table(cohortEvents)} GROUP BY ${column(cohortEvents, 'cohort_id')} ORDER BY count(*) DESC LIMIT 1`,

@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import { issueApiKey } from '../../api/keys.ts';
+import { isScope, SCOPE_NAMES } from '../../api/scopes.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { ApiKeyEventSchema, PLAN_NAMES, TEAM_ID, type ApiKeyEvent } from '../../schemas/records.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import type { AppendResult, EventLog } from '../../infra/log/port.ts';
+import { apiKeysProjection } from '../../projections/api-keys.ts';
+import { liveGroupId } from '../../projections/runtime/runner.ts';
+import { currentTeams } from './teams.ts';
+import type { CliCommand } from '../command.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, parseOrUsage, readControlEvents } from '../control-events.ts';
+import { UsageError } from '../command.ts';
+
+const USAGE = [
+  `tqa keys create --name NAME --plan ${PLAN_NAMES.join('|')} [--scopes a,b] [--team TEAM_ID] [--json]   (default: every scope)`,
+  'tqa keys revoke KEY_ID [--json]',
+  'tqa keys list [--json]',
+].join('\n       ');
+
+const TOPIC = TOPICS.keys.name;
+
+/**
+ * Keys change only through events on control.keys, which the api-keys projection applies
+ * (also in a running service); the key is printed once and only its hash is stored.
+ * `create` and `revoke` return once the projection has stored the change, so the key works
+ * (or is refused) as soon as they return; exit code 1 if no projection applied it in time.
+ * `list` and `revoke` read the log itself, so they work without the store.
+ */
+export const keysCommand: CliCommand = {
+  name: 'keys',
+  summary: 'create, revoke or list API keys',
+  usage: USAGE,
+  async run(args, { config, logger, stdout, stderr }) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        scopes: { type: 'string' },
+        team: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const [action, target] = positionals;
+    if (action !== 'create' && action !== 'revoke' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
+    const create = action === 'create' ? parseCreate(values) : null;
+    if (action === 'revoke' && !target) throw new UsageError('name the key: key_<hex>');
+    const { log, codec, close } = await openLogServices(config, logger);
+    const appliedOrSay = async (id: string, at: AppendResult): Promise<number> => {
+      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at)) return 0;
+      stderr.write(`${id}: the change is in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s; it takes effect once one does\n`);
+      return 1;
+    };
+    try {
+      if (create) {
+        if (create.teamId !== null && !(await currentTeams(log, codec)).has(create.teamId)) throw new UsageError(`no team ${create.teamId}`);
+        const { id, key, at } = await issueApiKey(log, codec, create);
+        // Printed before waiting: the key is shown once, whatever happens next.
+        stdout.write(values.json ? JSON.stringify({ id, key, team_id: create.teamId }) + '\n' : `${id}\n${key}\n(shown once: store it now)\n`);
+        return appliedOrSay(id, at);
+      }
+      const keys = await currentKeys(log, codec);
+      if (action === 'list') {
+        const rows = [...keys.values()].map((k) => ({
+          id: k.keyId,
+          name: k.name,
+          plan: k.plan,
+          scopes: k.scopes,
+          team_id: k.teamId,
+          created_at: new Date(k.createdAt).toISOString(),
+          revoked_at: k.action === 'revoke' ? new Date(k.ts).toISOString() : null,
+        }));
+        if (values.json) stdout.write(JSON.stringify(rows) + '\n');
+        else for (const r of rows) stdout.write(`${r.id}  ${r.plan}  ${r.revoked_at ? 'revoked' : 'active'}  ${r.team_id ?? '-'}  ${r.name}  ${r.scopes.join(',')}\n`);
+        return 0;
+      }
+      const current = keys.get(target!);
+      if (!current) throw new UsageError(`no key ${target}`);
+      if (current.action === 'revoke') throw new UsageError(`${target} is already revoked`);
+      // The revoke carries the whole key so the projection stays a function of one event.
+      const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts: Math.max(Date.now(), current.ts) });
+      const at = await appendEvent(log, codec, TOPIC, event.keyId, event);
+      const code = await appliedOrSay(event.keyId, at);
+      if (code === 0) stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
+      return code;
+    } finally {
+      await close();
+    }
+  },
+};
+
+function parseCreate(values: { name?: string; plan?: string; scopes?: string; team?: string }): Pick<ApiKeyEvent, 'name' | 'plan' | 'scopes' | 'teamId'> {
+  if (!values.name) throw new UsageError('--name NAME is required');
+  const plan = PLAN_NAMES.find((p) => p === values.plan);
+  if (!plan) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
+  const scopes = values.scopes === undefined ? SCOPE_NAMES : values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPE_NAMES.join(', ')}`);
+  if (values.team !== undefined && !TEAM_ID.test(values.team)) throw new UsageError('--team must be team_<hex>');
+  return { name: values.name, plan, scopes: [...new Set(scopes)], teamId: values.team ?? null };
+}
+
+/** The latest event of every key, in log order (the topic has one partition). */
+async function currentKeys(log: EventLog, codec: Codec): Promise<Map<string, ApiKeyEvent>> {
+  return new Map((await readControlEvents(log, codec, TOPIC, ApiKeyEventSchema)).map((e) => [e.keyId, e]));
+}

@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { openStore } from '../../projections/open-store.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../command.ts';
+import { ROLE_NAMES, ROLES } from '../roles/index.ts';
+import type { RunningRole } from '../roles/role.ts';
+
+export const startCommand: CliCommand = {
+  name: 'start',
+  summary: 'run the service: every role, or the ones named with --roles',
+  usage: `tqa start [--roles ${ROLE_NAMES.join(',')}]`,
+  async run(args, { config, logger, stdout }) {
+    const { values } = parseArgs({ args, options: { roles: { type: 'string', default: ROLE_NAMES.join(',') } } });
+    const names = values.roles.split(',').map((r) => r.trim());
+    const unknown = names.filter((r) => !ROLE_NAMES.includes(r));
+    if (unknown.length > 0) throw new UsageError(`unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`);
+
+    if (config.TQA_WEBHOOKS_ALLOW_PRIVATE) {
+      logger.warn('TQA_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may use plain HTTP and private or loopback receivers; for local development and tests only');
+    }
+    const services = await openLogServices(config, logger);
+    let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
+    const running: RunningRole[] = [];
+    for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
+      const ctx = { config, logger: logger.child({ role: role.name }), services, store: () => (store ??= openStore(config, logger)), stdout };
+      running.unshift(await role.start(ctx));
+    }
+    logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
+
+    // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    logger.info({ signal }, 'stopping');
+    for (const role of running) await role.stop();
+    // Last: the roles that read or wrote it are done with it.
+    if (store) await (await store).close();
+    await services.close();
+    logger.info('stopped');
+    return 0;
+  },
+};

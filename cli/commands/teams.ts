@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { openLogServices } from '../../infra/bootstrap.ts';
+import type { EventLog } from '../../infra/log/port.ts';
+import { teamsProjection } from '../../projections/api-keys.ts';
+import { liveGroupId } from '../../projections/runtime/runner.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { TeamEventSchema, type TeamEvent } from '../../schemas/records.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../command.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, parseOrUsage, readControlEvents } from '../control-events.ts';
+
+const TOPIC = TOPICS.teams.name;
+
+/**
+ * Teams group API keys (`tqa keys create --team`) that share manual cohorts. A team is a
+ * creation event on control.teams; `create` returns once the teams projection stored it.
+ */
+export const teamsCommand: CliCommand = {
+  name: 'teams',
+  summary: 'create or list teams of API keys',
+  usage: 'tqa teams create --name NAME [--json]\n       tqa teams list [--json]',
+  async run(args, { config, logger, stdout, stderr }) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { name: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+    const [action] = positionals;
+    if (action !== 'create' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
+    if (action === 'create' && !values.name) throw new UsageError('--name NAME is required');
+    const { log, codec, close } = await openLogServices(config, logger);
+    try {
+      if (action === 'list') {
+        const rows = [...(await currentTeams(log, codec)).values()].map((t) => ({ id: t.teamId, name: t.name, created_at: new Date(t.ts).toISOString() }));
+        if (values.json) stdout.write(JSON.stringify(rows) + '\n');
+        else for (const r of rows) stdout.write(`${r.id}  ${r.created_at}  ${r.name}\n`);
+        return 0;
+      }
+      const event = parseOrUsage(TeamEventSchema, { teamId: `team_${randomBytes(12).toString('hex')}`, name: values.name, ts: Date.now() });
+      const at = await appendEvent(log, codec, TOPIC, event.teamId, event);
+      stdout.write(values.json ? JSON.stringify({ id: event.teamId, name: event.name }) + '\n' : `${event.teamId}\n`);
+      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at)) return 0;
+      stderr.write(`${event.teamId}: in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s\n`);
+      return 1;
+    } finally {
+      await close();
+    }
+  },
+};
+
+/** Every team created so far, from the log itself. */
+export async function currentTeams(log: EventLog, codec: Codec): Promise<Map<string, TeamEvent>> {
+  return new Map((await readControlEvents(log, codec, TOPIC, TeamEventSchema)).map((e) => [e.teamId, e]));
+}

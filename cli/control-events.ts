@@ -1,0 +1,60 @@
+import type { z } from 'zod';
+import type { Codec } from '../schemas/codec.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AppendResult, EventLog } from '../infra/log/port.ts';
+import { UsageError } from './command.ts';
+
+/** The value as the schema gives it back, or a UsageError naming every problem. */
+export function parseOrUsage<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  return parsed.data;
+}
+
+/** Appends one control event (encoded for its topic) and returns where it landed. */
+export async function appendEvent(
+  log: EventLog,
+  codec: Codec,
+  topic: string,
+  key: string,
+  value: { ts: number },
+): Promise<AppendResult> {
+  const [at] = await log.append(topic, [{ key, value: await codec.encode(topic, value), timestamp: value.ts }]);
+  return at;
+}
+
+/** How long a control command waits for the service to apply its event before it says it did not. */
+export const APPLY_TIMEOUT_MS = 10_000;
+
+/**
+ * Waits until the consumer group has committed past the appended event, i.e. its
+ * projection has stored it (read-your-writes for the operator's commands). False after the
+ * timeout: no projections role is running, or it is far behind.
+ */
+export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, timeoutMs = APPLY_TIMEOUT_MS): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const committed = await log.committedOffsets(groupId, topic);
+    if ((committed.find((c) => c.partition === at.partition)?.offset ?? 0) > at.offset) return true;
+    if (Date.now() >= deadline) return false;
+    await delay(20);
+  }
+}
+
+/** Every valid event of a control topic, in log order per partition (invalid ones were dead-lettered by the projection). */
+export async function readControlEvents<S extends z.ZodType>(log: EventLog, codec: Codec, topic: string, schema: S): Promise<z.infer<S>[]> {
+  const events: z.infer<S>[] = [];
+  for (const { partition, offset } of await log.startOffsets(topic)) {
+    for (let from = offset; ; ) {
+      const batch = await log.read(topic, partition, from, 1_000);
+      if (batch.length === 0) break;
+      for (const record of batch) {
+        if (record.value === null) continue;
+        const parsed = schema.safeParse(await codec.decode(topic, record.value));
+        if (parsed.success) events.push(parsed.data);
+      }
+      from = batch.at(-1)!.offset + 1;
+    }
+  }
+  return events;
+}

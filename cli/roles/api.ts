@@ -1,0 +1,26 @@
+import { createApi } from '../../api/app.ts';
+import { ensureDemoKey } from '../../api/demo-key.ts';
+import { loadSecretBox } from '../../webhooks/secret-box.ts';
+import type { Role } from './role.ts';
+
+/** The HTTP API on PORT; on a data dir without one, also the demo key. */
+export const apiRole: Role = {
+  name: 'api',
+  async start({ config, logger, services, store, stdout }) {
+    const webhooks = { codec: services.codec, secrets: await loadSecretBox(config), policy: { allowPrivate: config.TQA_WEBHOOKS_ALLOW_PRIVATE } };
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks });
+    const server = api.app.listen(config.PORT);
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    logger.info({ port: config.PORT }, 'API listening');
+    // A convenience for a first look at the API: the service runs on without it.
+    await ensureDemoKey({ log: services.log, codec: services.codec, dataDir: config.TQA_DATA_DIR, stdout, logger }).catch(
+      (err: unknown) => logger.error({ err }, 'demo API key not created'),
+    );
+    return {
+      stop: async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await api.close();
+      },
+    };
+  },
+};

@@ -1,0 +1,27 @@
+import type { Config } from '../../infra/config.ts';
+import type { LogServices } from '../../infra/bootstrap.ts';
+import type { Logger } from '../../infra/logging.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
+
+/** What every role gets from `tqa start`: one config, one log connection, one store per process. */
+export interface RoleContext {
+  config: Config;
+  /** The role's own child logger (`role: <name>`). */
+  logger: Logger;
+  services: LogServices;
+  /** The process's store, opened on first use (embedded DuckDB allows one instance per file). */
+  store(): Promise<AnalyticalStore<ProjectionTables>>;
+  stdout: NodeJS.WritableStream;
+}
+
+/** A started role; stop() finishes what it has in hand and releases what it holds. */
+export interface RunningRole {
+  stop(): Promise<void>;
+}
+
+/** One role of the service, started alone or with others by `tqa start --roles …`. */
+export interface Role {
+  name: string;
+  start(ctx: RoleContext): Promise<RunningRole>;
+}

@@ -1,0 +1,136 @@
+import { presentCohortConvergence } from '../../presenters/cohort.ts';
+import { presentNarrative } from '../../presenters/narrative.ts';
+import { DATASET, iso } from '../../presenters/resource.ts';
+import { presentActiveSignal, presentSignal } from '../../presenters/signal.ts';
+import { toWire } from '../../presenters/wire.ts';
+import type { TokenRow } from '../../projections/tables.ts';
+import { snakeKeys } from '../../projections/runtime/projection.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type {
+  ConvergenceEvent,
+  NarrativeBucket,
+  PublicEvent,
+  PublicEventType,
+  QuantSnapshot,
+  Signal,
+  TokenMeta,
+} from '../../schemas/records.ts';
+import type { InputRecord, Processor, ProcessorContext } from '../runtime/processor.ts';
+import { sameSignals, scoresMoved, shareShifted, type Scores } from './rules.ts';
+
+/**
+ * Derives the public events from the quant topics, once, for every channel (webhooks, the
+ * WebSocket stream). Each event's id is a hash of its type and its source record's id, so
+ * a replay or a repeated input gives the same `ev_` id, which receivers deduplicate on.
+ * Token metadata is kept so a signal's `data` embeds the token object as the REST API does.
+ */
+
+interface PublishedScores {
+  scores: Scores;
+  activeSignals: string[];
+}
+
+export interface PublicEventsState {
+  tokens: Map<string, TokenRow>;
+  /** Per token: what the last token.score.updated said (or the first snapshot seen). */
+  scores: Map<string, PublishedScores>;
+  /** Per narrative: the 24 h attention share of the last narrative.shift (or the first seen). */
+  shares: Map<string, number>;
+}
+
+export function createPublicEventsState(): PublicEventsState {
+  return { tokens: new Map(), scores: new Map(), shares: new Map() };
+}
+
+interface Audience {
+  tokenId: string | null;
+  ownerKeyId: string | null;
+  teamId: string | null;
+}
+const EVERYONE = { ownerKeyId: null, teamId: null };
+
+function publish(ctx: ProcessorContext, type: PublicEventType, sourceId: string, ts: number, key: string, audience: Audience, data: object): void {
+  const event: PublicEvent = {
+    eventId: ctx.id('ev', type, sourceId),
+    type,
+    ts,
+    dataset: DATASET,
+    ...audience,
+    data: JSON.stringify(toWire(data)),
+  };
+  ctx.emit({ topic: TOPICS.publicEvents.name, key, value: event, timestamp: ts });
+}
+
+function onTokenMeta(state: PublicEventsState, meta: TokenMeta): void {
+  const known = state.tokens.get(meta.tokenId);
+  if (known === undefined || known.ts <= meta.ts) state.tokens.set(meta.tokenId, snakeKeys(meta));
+}
+
+function onSignal(state: PublicEventsState, signal: Signal, ctx: ProcessorContext): void {
+  const type = signal.status === 'active' ? 'signal.created' : 'signal.ended';
+  const data = presentSignal(signal, state.tokens);
+  publish(ctx, type, signal.signalId, signal.ts, signal.tokenId, { tokenId: signal.tokenId, ...EVERYONE }, data);
+}
+
+function onSnapshot(state: PublicEventsState, s: QuantSnapshot, ctx: ProcessorContext): void {
+  const current: PublishedScores = { scores: s.scores, activeSignals: s.activeSignals.map((a) => a.signalId) };
+  const previous = state.scores.get(s.tokenId);
+  if (previous !== undefined && !scoresMoved(previous.scores, current.scores) && sameSignals(previous.activeSignals, current.activeSignals)) return;
+  state.scores.set(s.tokenId, current);
+  // The first snapshot of a token is the baseline: nothing has moved yet.
+  if (previous === undefined) return;
+  publish(ctx, 'token.score.updated', s.snapshotId, s.ts, s.tokenId, { tokenId: s.tokenId, ...EVERYONE }, {
+    tokenId: s.tokenId,
+    symbol: s.symbol,
+    ts: iso(s.ts),
+    scores: s.scores,
+    previous: previous.scores,
+    divergenceState: s.divergenceState,
+    activeSignals: s.activeSignals.map(presentActiveSignal),
+  });
+}
+
+function onConvergence(state: PublicEventsState, e: ConvergenceEvent, ctx: ProcessorContext): void {
+  // A manual cohort's convergence is for its owner (and team) only; channels filter on these.
+  const audience = { tokenId: e.tokenId, ownerKeyId: e.ownerKeyId, teamId: e.teamId };
+  publish(ctx, 'cohort.convergence', e.eventId, e.ts, e.tokenId, audience, presentCohortConvergence(e, state.tokens));
+}
+
+function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: ProcessorContext): void {
+  const share = b.attentionShare24h;
+  if (share === null) return;
+  const previous = state.shares.get(b.narrative);
+  if (previous !== undefined && !shareShifted(previous, share)) return;
+  state.shares.set(b.narrative, share);
+  if (previous === undefined) return;
+  publish(ctx, 'narrative.shift', `${b.narrative}@${b.bucketStart}@${b.ts}`, b.ts, b.narrative, { tokenId: null, ...EVERYONE }, {
+    narrative: presentNarrative(b),
+    previousAttentionShare24h: previous,
+    direction: share > previous ? 'up' : 'down',
+  });
+}
+
+export const publicEvents: Processor<PublicEventsState> = {
+  name: 'public-events',
+  stateVersion: 1,
+  inputs: [TOPICS.tokens.name, TOPICS.signals.name, TOPICS.snapshots.name, TOPICS.cohortEvents.name, TOPICS.narratives.name],
+  // Narratives are keyed by slug, the others by token: not co-partitioned, so one task sees them all.
+  parallelism: 'single',
+  outputs: [TOPICS.publicEvents.name],
+  allowedLatenessMs: 0,
+  createState: createPublicEventsState,
+  process(state, record: InputRecord, ctx) {
+    switch (record.topic) {
+      case TOPICS.tokens.name:
+        return onTokenMeta(state, record.value as TokenMeta);
+      case TOPICS.signals.name:
+        return onSignal(state, record.value as Signal, ctx);
+      case TOPICS.snapshots.name:
+        return onSnapshot(state, record.value as QuantSnapshot, ctx);
+      case TOPICS.cohortEvents.name:
+        return onConvergence(state, record.value as ConvergenceEvent, ctx);
+      case TOPICS.narratives.name:
+        return onNarrative(state, record.value as NarrativeBucket, ctx);
+    }
+  },
+};
