@@ -137,6 +137,18 @@ describe('public events', () => {
     expect(data(events[1])).toMatchObject({ status: 'ended', ended_at: new Date(T0 + HOUR).toISOString(), end_reason: 'max_age' });
   });
 
+  it('embeds the token as it stood at the event, whatever newer metadata the merge handed over first', () => {
+    const renamed = tokenMeta('tk_a', 'AAB', T0 + 2 * HOUR, { address: evmAddress(1) });
+    // The engine is still writing quant.signals when the later rename is read: the order a live merge may give.
+    const [created] = run([[TOPICS.tokens.name, meta], [TOPICS.tokens.name, renamed], [TOPICS.signals.name, signal('active', T0 + HOUR)]]);
+    const [inOrder] = run([[TOPICS.tokens.name, meta], [TOPICS.signals.name, signal('active', T0 + HOUR)], [TOPICS.tokens.name, renamed]]);
+    expect(created).toEqual(inOrder);
+    expect(data(created)).toEqual(toWire(presentSignal(signal('active', T0 + HOUR), new Map([['tk_a', snakeKeys(meta)]]))));
+    expect(run([[TOPICS.tokens.name, meta], [TOPICS.tokens.name, renamed], [TOPICS.signals.name, signal('active', T0 + 3 * HOUR)]]).map(data)[0]).toMatchObject({
+      token: { symbol: 'AAB' },
+    });
+  });
+
   it('publishes token.score.updated once a score has moved 3 points from what was last published', () => {
     const events = run([
       [S, snapshot(0, scores())], // baseline: nothing moved yet

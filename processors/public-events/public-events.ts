@@ -22,7 +22,10 @@ import { sameSignals, scoresMoved, shareShifted, type Scores } from './rules.ts'
  * Derives the public events from the quant topics, once, for every channel (webhooks, the
  * WebSocket stream). Each event's id is a hash of its type and its source record's id, so
  * a replay or a repeated input gives the same `ev_` id, which receivers deduplicate on.
- * Token metadata is kept so a signal's `data` embeds the token object as the REST API does.
+ * Token metadata is kept, every version, so a signal's `data` embeds the token object as the
+ * REST API does, as it stood at the event's time: the merge may hand this task metadata newer
+ * than an event whose topic the engine is still writing, and the event's bytes must not
+ * depend on that.
  */
 
 interface PublishedScores {
@@ -31,7 +34,8 @@ interface PublishedScores {
 }
 
 export interface PublicEventsState {
-  tokens: Map<string, TokenRow>;
+  /** Per token: its metadata versions, oldest first. */
+  tokens: Map<string, TokenRow[]>;
   /** Per token: what the last token.score.updated said (or the first snapshot seen). */
   scores: Map<string, PublishedScores>;
   /** Per narrative: the 24 h attention share of the last narrative.shift (or the first seen). */
@@ -62,13 +66,24 @@ function publish(ctx: ProcessorContext, type: PublicEventType, sourceId: string,
 }
 
 function onTokenMeta(state: PublicEventsState, meta: TokenMeta): void {
-  const known = state.tokens.get(meta.tokenId);
-  if (known === undefined || known.ts <= meta.ts) state.tokens.set(meta.tokenId, snakeKeys(meta));
+  const versions = state.tokens.get(meta.tokenId) ?? [];
+  const row = snakeKeys(meta);
+  const at = versions.findIndex((v) => v.ts >= meta.ts);
+  if (at === -1) versions.push(row);
+  else if (versions[at].ts === meta.ts) versions[at] = row;
+  else versions.splice(at, 0, row);
+  state.tokens.set(meta.tokenId, versions);
+}
+
+/** The token's metadata as of `ts`, as the one-entry lookup the presenters take. */
+function tokenAsOf(state: PublicEventsState, tokenId: string, ts: number): ReadonlyMap<string, TokenRow> {
+  const version = state.tokens.get(tokenId)?.filter((v) => v.ts <= ts).at(-1);
+  return new Map(version === undefined ? [] : [[tokenId, version]]);
 }
 
 function onSignal(state: PublicEventsState, signal: Signal, ctx: ProcessorContext): void {
   const type = signal.status === 'active' ? 'signal.created' : 'signal.ended';
-  const data = presentSignal(signal, state.tokens);
+  const data = presentSignal(signal, tokenAsOf(state, signal.tokenId, signal.ts));
   publish(ctx, type, signal.signalId, signal.ts, signal.tokenId, { tokenId: signal.tokenId, ...EVERYONE }, data);
 }
 
@@ -93,7 +108,7 @@ function onSnapshot(state: PublicEventsState, s: QuantSnapshot, ctx: ProcessorCo
 function onConvergence(state: PublicEventsState, e: ConvergenceEvent, ctx: ProcessorContext): void {
   // A manual cohort's convergence is for its owner (and team) only; channels filter on these.
   const audience = { tokenId: e.tokenId, ownerKeyId: e.ownerKeyId, teamId: e.teamId };
-  publish(ctx, 'cohort.convergence', e.eventId, e.ts, e.tokenId, audience, presentCohortConvergence(e, state.tokens));
+  publish(ctx, 'cohort.convergence', e.eventId, e.ts, e.tokenId, audience, presentCohortConvergence(e, tokenAsOf(state, e.tokenId, e.ts)));
 }
 
 function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: ProcessorContext): void {
@@ -112,7 +127,7 @@ function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: Processo
 
 export const publicEvents: Processor<PublicEventsState> = {
   name: 'public-events',
-  stateVersion: 1,
+  stateVersion: 2,
   inputs: [TOPICS.tokens.name, TOPICS.signals.name, TOPICS.snapshots.name, TOPICS.cohortEvents.name, TOPICS.narratives.name],
   // Narratives are keyed by slug, the others by token: not co-partitioned, so one task sees them all.
   parallelism: 'single',

@@ -8,8 +8,9 @@ import type { EventLog } from '../../infra/log/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { Row } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { PROCESSORS } from '../../processors/index.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
-import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
+import { liveGroupId } from '../../projections/runtime/runner.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { signalGroup } from '../helpers/peer-process.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
@@ -17,8 +18,8 @@ import { dumpStore } from '../helpers/store-dump.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-/** Topics the engine writes: what a fault must neither lose nor change. */
-const DERIVED = CATALOGUE.filter((t) => t.name.startsWith('quant.') || t.name === TOPICS.deadLetters.name).map((t) => t.name);
+/** Topics the processors write: what a fault must neither lose nor change. */
+const DERIVED = [...new Set(PROCESSORS.flatMap((p) => p.outputs))];
 const ENGINE_GROUP = quantEngine.name;
 const RUN_TIMEOUT_MS = 240_000;
 
@@ -133,11 +134,13 @@ async function groupAtEnd(log: EventLog, group: string, topics: readonly string[
   return true;
 }
 
-/** The engine's state and every projection's stored rows cover the whole log, as the groups' commits say. */
+/** Every processor's state and every projection's stored rows cover the whole log, as the groups' commits say. */
 async function everythingDone(log: EventLog): Promise<boolean> {
-  if (!(await groupAtEnd(log, ENGINE_GROUP, quantEngine.inputs))) return false;
+  for (const processor of PROCESSORS) {
+    if (!(await groupAtEnd(log, processor.name, processor.inputs))) return false;
+  }
   for (const projection of PROJECTIONS) {
-    if (!(await groupAtEnd(log, `projection.${projection.name}`, projection.topics))) return false;
+    if (!(await groupAtEnd(log, liveGroupId(projection), projection.topics))) return false;
   }
   return true;
 }
@@ -298,4 +301,13 @@ export function expectSameOutputs(faulty: RunOutputs, reference: RunOutputs): vo
 
 export function derivedCount(outputs: RunOutputs): number {
   return Object.values(outputs.derived).reduce((n, records) => n + records.length, 0);
+}
+
+/** The kills landed where they were meant to: each before every output existed, the last after, with input left to redo. */
+export function expectKillsLanded({ kills }: FaultReport, expectedDerived: number): void {
+  const [early, later, ...rest] = kills;
+  expect(early.derived).toBeLessThan(later.derived);
+  expect(later.derived).toBeLessThan(expectedDerived);
+  expect(rest.at(-2)!.derived, 'outputs were still missing when the engine was killed in a checkpoint write').toBeLessThan(expectedDerived);
+  expect(rest.at(-1)!.engineCommitBehindInput, 'the last kill left input the saved state did not cover').toBe(true);
 }
