@@ -231,4 +231,20 @@ describe('public events', () => {
     expect(new Set(ids).size).toBe(4);
     for (const id of ids) expect(id).toMatch(/^ev_[0-9a-f]{24}$/);
   });
+
+  it('changes nothing when the engine repeats what it produced since its checkpoint, after a crash', () => {
+    const produced: Input[] = [
+      [TOPICS.tokens.name, meta],
+      [TOPICS.signals.name, signal('active', T0)],
+      [S, snapshot(0, scores())],
+      [S, snapshot(1, scores({ momentum: 60 }))],
+      [TOPICS.cohortEvents.name, convergence('auto')],
+      [S, snapshot(2, scores({ momentum: 40 }))],
+      [TOPICS.signals.name, signal('ended', T0 + HOUR)],
+    ];
+    // The engine crashed after its third output and repeated everything from its checkpoint.
+    const repeated = [...produced.slice(0, 4), ...produced.slice(1)];
+    expect(run(repeated)).toEqual(run(produced));
+    expect(run(produced).map((e) => e.type)).toEqual(['signal.created', 'token.score.updated', 'cohort.convergence', 'token.score.updated', 'signal.ended']);
+  });
 });

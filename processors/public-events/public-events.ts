@@ -16,6 +16,7 @@ import type {
   TokenMeta,
 } from '../../schemas/records.ts';
 import type { InputRecord, Processor, ProcessorContext } from '../runtime/processor.ts';
+import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { sameSignals, scoresMoved, shareShifted, type Scores } from './rules.ts';
 
 /**
@@ -33,7 +34,17 @@ interface PublishedScores {
   activeSignals: string[];
 }
 
+/**
+ * How long a derived record is remembered to drop its repeats: a crashed engine repeats what
+ * it produced since its checkpoint, which during a catch-up may span days of event time.
+ */
+const REPEAT_WINDOW_MS = 30 * 24 * 3_600_000;
+
 export interface PublicEventsState {
+  /** Ids of the signal, convergence and narrative records handled (their repeats change nothing). */
+  handled: DedupeState;
+  /** Per token: the event time of the last snapshot handled; snapshots of a token come in time order. */
+  lastSnapshotAt: Map<string, number>;
   /** Per token: its metadata versions, oldest first. */
   tokens: Map<string, TokenRow[]>;
   /** Per token: what the last token.score.updated said (or the first snapshot seen). */
@@ -43,7 +54,7 @@ export interface PublicEventsState {
 }
 
 export function createPublicEventsState(): PublicEventsState {
-  return { tokens: new Map(), scores: new Map(), shares: new Map() };
+  return { handled: createDedupeState(REPEAT_WINDOW_MS), lastSnapshotAt: new Map(), tokens: new Map(), scores: new Map(), shares: new Map() };
 }
 
 interface Audience {
@@ -82,12 +93,16 @@ function tokenAsOf(state: PublicEventsState, tokenId: string, ts: number): Reado
 }
 
 function onSignal(state: PublicEventsState, signal: Signal, ctx: ProcessorContext): void {
+  if (!firstDelivery(state.handled, `signal:${signal.signalId}:${signal.status}`, signal.ts)) return;
   const type = signal.status === 'active' ? 'signal.created' : 'signal.ended';
   const data = presentSignal(signal, tokenAsOf(state, signal.tokenId, signal.ts));
   publish(ctx, type, signal.signalId, signal.ts, signal.tokenId, { tokenId: signal.tokenId, ...EVERYONE }, data);
 }
 
 function onSnapshot(state: PublicEventsState, s: QuantSnapshot, ctx: ProcessorContext): void {
+  // A repeated snapshot compared with the scores published since would publish a move again.
+  if (s.ts <= (state.lastSnapshotAt.get(s.tokenId) ?? -Infinity)) return;
+  state.lastSnapshotAt.set(s.tokenId, s.ts);
   const current: PublishedScores = { scores: s.scores, activeSignals: s.activeSignals.map((a) => a.signalId) };
   const previous = state.scores.get(s.tokenId);
   if (previous !== undefined && !scoresMoved(previous.scores, current.scores) && sameSignals(previous.activeSignals, current.activeSignals)) return;
@@ -106,12 +121,14 @@ function onSnapshot(state: PublicEventsState, s: QuantSnapshot, ctx: ProcessorCo
 }
 
 function onConvergence(state: PublicEventsState, e: ConvergenceEvent, ctx: ProcessorContext): void {
+  if (!firstDelivery(state.handled, `convergence:${e.eventId}`, e.ts)) return;
   // A manual cohort's convergence is for its owner (and team) only; channels filter on these.
   const audience = { tokenId: e.tokenId, ownerKeyId: e.ownerKeyId, teamId: e.teamId };
   publish(ctx, 'cohort.convergence', e.eventId, e.ts, e.tokenId, audience, presentCohortConvergence(e, tokenAsOf(state, e.tokenId, e.ts)));
 }
 
 function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: ProcessorContext): void {
+  if (!firstDelivery(state.handled, `narrative:${b.narrative}@${b.bucketStart}@${b.ts}`, b.ts)) return;
   const share = b.attentionShare24h;
   if (share === null) return;
   const previous = state.shares.get(b.narrative);
@@ -127,7 +144,7 @@ function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: Processo
 
 export const publicEvents: Processor<PublicEventsState> = {
   name: 'public-events',
-  stateVersion: 2,
+  stateVersion: 3,
   inputs: [TOPICS.tokens.name, TOPICS.signals.name, TOPICS.snapshots.name, TOPICS.cohortEvents.name, TOPICS.narratives.name],
   // Narratives are keyed by slug, the others by token: not co-partitioned, so one task sees them all.
   parallelism: 'single',

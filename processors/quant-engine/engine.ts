@@ -6,7 +6,7 @@ import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
 import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
 import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
-import { createDedupeState, firstDelivery, type DedupeState } from './dedupe.ts';
+import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
 import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';

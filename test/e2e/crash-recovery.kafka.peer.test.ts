@@ -50,8 +50,10 @@ describe('kill -9 of the engine and the projections during a catch-up, on the Ka
       KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
       SCHEMA_REGISTRY_URL: registry.url,
     };
-    // Fetched whole, this world is worked through in a few seconds: a checkpoint at every chunk of outputs.
-    const world = { dir, log, codec, env, killCheckpointMs: 0 };
+    // Fetched whole, this world is worked through in a few seconds: a checkpoint at every chunk
+    // of outputs. No standby: librdkafka's mock refuses a second member's SyncGroup while the
+    // group re-balances (INVALID_REQUEST), which kafkajs does not retry.
+    const world = { dir, log, codec, env, killCheckpointMs: 0, standby: false };
     worlds.push(world);
     await seedHistory({ log, codec, dataDir: dir, ...WORLD });
     return world;
@@ -61,7 +63,7 @@ describe('kill -9 of the engine and the projections during a catch-up, on the Ka
     const reference = await runWithoutFaults(await seededWorld());
     const expected = derivedCount(reference);
     expect(expected).toBeGreaterThan(1000);
-    const faulty = await runWithFaults(await seededWorld(), expected);
+    const faulty = await runWithFaults(await seededWorld(), reference);
 
     expectKillsLanded(faulty, expected);
     expectSameOutputs(faulty.outputs, reference);

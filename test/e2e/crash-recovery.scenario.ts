@@ -36,6 +36,8 @@ export interface World {
    * of outputs, for a world small enough to be fetched whole).
    */
   killCheckpointMs: number;
+  /** Whether a standby engine waits and takes over in step 2, or the engine is restarted. */
+  standby: boolean;
 }
 
 interface Role {
@@ -183,12 +185,14 @@ export interface FaultReport {
  * checkpoint saves (inotify on its state dir, so a kill lands at once, whatever the log mode):
  *  1. early: right after the first engine's first checkpoint;
  *  2. later: a standby engine is started once the second engine saved a checkpoint (so it
- *     holds the group), and takes over (no restart) when the second is killed after its next;
+ *     holds the group), and takes over (no restart) when the second is killed after its next
+ *     (where the world says so; else the engine is restarted);
  *  3. while the engine that took over writes a checkpoint (on the temporary file's creation);
  *  4. once every derived record exists, i.e. right after the engine read its input to the end,
  *     before it saved a checkpoint covering it.
  */
-export async function runWithFaults(world: World, expectedDerived: number): Promise<FaultReport> {
+export async function runWithFaults(world: World, reference: RunOutputs): Promise<FaultReport> {
+  const expectedDerived = derivedCount(reference);
   const derived = new DerivedRecords(world.log);
   const kills: FaultReport['kills'] = [];
   const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
@@ -205,17 +209,17 @@ export async function runWithFaults(world: World, expectedDerived: number): Prom
   await nextCheckpointSave(stateDir, engine);
   await killed('early', [engine, projections]);
 
-  // 2. later, with a standby that takes over
+  // 2. later, with a standby that takes over (or a restart)
   engine = startRole(world, 'processors', 'engine-2', fast);
   projections = startRole(world, 'projections', 'projections-2');
   await nextCheckpointSave(stateDir, engine);
-  const standby = startRole(world, 'processors', 'engine-standby', fast);
+  const standby = world.standby ? startRole(world, 'processors', 'engine-standby', fast) : undefined;
   await nextCheckpointSave(stateDir, engine);
-  await killed('later, a standby taking over', [engine, projections]);
+  await killed(standby ? 'later, a standby taking over' : 'later', [engine, projections]);
   projections = startRole(world, 'projections', 'projections-3');
 
   // 3. during a checkpoint write of the engine that took over (or of a restarted one, until a kill lands mid-write)
-  let active = standby;
+  let active = standby ?? startRole(world, 'processors', 'engine-3', fast);
   let attempts = 0;
   for (;;) {
     attempts++;
@@ -230,7 +234,10 @@ export async function runWithFaults(world: World, expectedDerived: number): Prom
   // 4. right after the input ends: every derived record exists, no checkpoint covers the end yet
   engine = startRole(world, 'processors', 'engine-4', { TQA_CHECKPOINT_INTERVAL_MS: '600000' });
   projections = startRole(world, 'projections', 'projections-4');
-  await waitFor(async () => (await derived.refresh()) >= expectedDerived, 'every derived record', RUN_TIMEOUT_MS);
+  await waitFor(async () => (await derived.refresh()) >= expectedDerived, 'every derived record', RUN_TIMEOUT_MS).catch((err: Error) => {
+    const short = DERIVED.map((t) => `${t} ${derived.distinct.get(t)!.size}/${reference.derived[t].length}`).join(', ');
+    throw new Error(`${err.message} (distinct records by topic: ${short})`);
+  });
   const behind = !(await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs));
   await killed('after the input ends', [engine, projections], { engineCommitBehindInput: behind });
 

@@ -1,8 +1,9 @@
 /**
- * Feeds deliver at least once (a collector retries, a simulator resumes after a crash), so
- * the engine drops a record it has already seen: a post by its id, a market tick by token
- * and time. Keys are remembered for a window of event time; the Map keeps insertion order,
- * which follows event time closely enough to prune from the front.
+ * Inputs arrive at least once (a collector retries, a simulator resumes after a crash, a
+ * processor repeats its outputs after a crash), so a processor drops a record it has
+ * already seen: the engine a post by its id or a tick by token and time, the public-events
+ * processor a derived record by its id. Keys are remembered for a window of event time; the
+ * Map keeps insertion order, which follows event time closely enough to prune from the front.
  */
 export interface DedupeState {
   windowMs: number;
