@@ -1,12 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, type ClientOptions } from 'ws';
+import { createApi } from '../../api/app.ts';
 import { keysCommand } from '../../cli/commands/keys.ts';
+import { streamRole } from '../../cli/roles/stream.ts';
 import { appendEvent } from '../../cli/control-events.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { column, sql, table } from '../../infra/store/sql-literal.ts';
 import { apiKeysProjection } from '../../projections/api-keys.ts';
@@ -19,6 +23,7 @@ import { tokensProjection } from '../../projections/tokens.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent, TokenMeta } from '../../schemas/records.ts';
+import { StreamDirectory } from '../../stream/presence.ts';
 import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
@@ -279,6 +284,31 @@ describe('protocol', () => {
     expect(c.of('error')).toEqual([expect.objectContaining({ code: 'RATE_LIMITED' })]);
     await waitFor(() => c.of('pong').length === 30, '30 pongs');
     c.close();
+  });
+});
+
+describe('discovery', () => {
+  it('announces the stream role at its public URL while it runs, and unavailable once it stopped', async () => {
+    const api = createApi({ log, store, logger: silentLogger, startedAt: Date.now(), streams: new StreamDirectory({ log, codec }) });
+    const http = api.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => http.once('listening', resolve));
+    const info = async () => (await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/stream/info`)).json() as Promise<any>;
+    try {
+      expect(await info()).toMatchObject({ available: false, url: null, message: expect.stringMatching(/not available/) });
+      const role = await streamRole.start({
+        config: loadConfig({ TQA_DATA_DIR: dir, STREAM_PORT: '0', TQA_STREAM_PUBLIC_URL: 'wss://stream.example.test/' }),
+        logger: silentLogger,
+        services: { log, codec, registry: new LocalSchemaRegistry(dir), close: async () => undefined },
+        store: async () => store,
+        stdout: sink().stream,
+      });
+      expect(await info()).toMatchObject({ available: true, url: 'wss://stream.example.test/v1/stream', message: null });
+      await role.stop();
+      expect(await info()).toMatchObject({ available: false, url: null });
+    } finally {
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await api.close();
+    }
   });
 });
 
