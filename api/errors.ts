@@ -42,3 +42,15 @@ export class ApiError extends Error {
     return ERROR_STATUS[this.code];
   }
 }
+
+/** The spec's error body `{ error: { code, message, request_id, details? } }`, for HTTP and the stream alike. */
+export function errorBody(err: ApiError, requestId: string) {
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      request_id: requestId,
+      ...(err.details ? { details: err.details } : {}),
+    },
+  };
+}

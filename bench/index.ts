@@ -6,6 +6,7 @@ import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPush } from './push.ts';
 import { benchStore } from './store.ts';
+import { benchStream } from './stream.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   log: benchLog,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   pipeline: benchPipeline,
   api: benchApi,
   push: benchPush,
+  stream: benchStream,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

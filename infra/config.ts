@@ -24,7 +24,9 @@ const ConfigSchema = z.object({
   CLICKHOUSE_URL: z.string().url().default('http://localhost:8123'),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('tqa'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  STREAM_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  STREAM_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
+  /** Where clients reach the stream (what GET /v1/stream/info announces, plus /v1/stream). Unset: ws://localhost:<STREAM_PORT>. */
+  TQA_STREAM_PUBLIC_URL: z.string().regex(/^wss?:\/\/[^/?#]+(\/[^?#]*)?$/, 'must be a ws:// or wss:// URL without query').optional(),
   /** `auto`: on a data dir without a simulation, seed a history, then run it live; `off`: no simulated feed. */
   TQA_SIM: z.enum(['auto', 'off']).default('auto'),
   TQA_SIM_SEED: z.coerce.number().int().min(0).default(1),

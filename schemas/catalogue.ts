@@ -224,6 +224,16 @@ export const TOPICS = {
     key: 'webhook id',
     description: 'Webhook delivery attempts with their result and next retry: the retry schedule, rebuilt from here after a restart.',
   },
+  streamPresence: {
+    name: 'ops.stream-presence',
+    partitions: 1,
+    cleanupPolicy: 'compact',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'stream-presence',
+    key: 'stream instance id',
+    description: 'Heartbeats of running WebSocket stream instances, with their public URL; a tombstone when one stops. GET /v1/stream/info reads it.',
+  },
   deadLetters: {
     name: 'ops.dead-letters',
     partitions: 1,

@@ -1,6 +1,7 @@
 import { ApiKeyEventSchema, TeamEventSchema } from './records/control-keys.ts';
 import { WebhookEventSchema } from './records/control-webhooks.ts';
 import { PublicEventSchema } from './records/public-events.ts';
+import { StreamPresenceSchema } from './records/stream-presence.ts';
 import { WebhookDeliverySchema } from './records/webhook-deliveries.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
@@ -25,6 +26,7 @@ export * from './records/quant-scores.ts';
 export * from './records/quant-signals.ts';
 export * from './records/control-keys.ts';
 export * from './records/public-events.ts';
+export * from './records/stream-presence.ts';
 export * from './records/control-webhooks.ts';
 export * from './records/webhook-deliveries.ts';
 
@@ -51,6 +53,7 @@ export const RECORD_TYPES = {
   'public-event': PublicEventSchema,
   'webhook-event': WebhookEventSchema,
   'webhook-delivery': WebhookDeliverySchema,
+  'stream-presence': StreamPresenceSchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../infra/logging.ts';
 import { StoreError } from '../../infra/store/errors.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, errorBody } from '../errors.ts';
 
 /**
  * Turns every failure into the spec's error body `{ error: { code, message, request_id } }`.
@@ -27,14 +27,7 @@ export function errorHandler(logger: Logger): Middleware {
       if (!(err instanceof ApiError)) logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);
-      ctx.body = {
-        error: {
-          code: apiError.code,
-          message: apiError.message,
-          request_id: ctx.state.requestId,
-          ...(apiError.details ? { details: apiError.details } : {}),
-        },
-      };
+      ctx.body = errorBody(apiError, ctx.state.requestId as string);
     }
   };
 }

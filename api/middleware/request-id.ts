@@ -7,8 +7,12 @@ import type { Middleware } from 'koa';
  */
 export function requestId(): Middleware {
   return async (ctx, next) => {
-    ctx.state.requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    ctx.state.requestId = newRequestId();
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
   };
+}
+
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`;
 }

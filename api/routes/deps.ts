@@ -6,6 +6,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { UrlPolicy } from '../../webhooks/address.ts';
 import type { SecretBox } from '../../webhooks/secret-box.ts';
 import type { Resolver } from '../../webhooks/sender.ts';
+import type { StreamDirectory } from '../../stream/presence.ts';
 import type { TokenDirectory } from '../services/token-directory.ts';
 
 /** What the webhook endpoints need to write control events and send test deliveries. */
@@ -31,4 +32,6 @@ export interface RouteDeps {
   tokens: TokenDirectory;
   /** Absent in processes that serve no webhook writes: those endpoints then answer 503. */
   webhooks?: WebhookDeps;
+  /** Running stream instances; absent: /v1/stream/info answers unavailable. */
+  streams?: StreamDirectory;
 }

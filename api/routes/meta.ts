@@ -25,7 +25,7 @@ import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 /** GET /v1/models, /v1/health and /v1/stream/info (spec 4.6): public, no key. */
-export function metaRoutes({ log, store, logger, now, startedAt }: RouteDeps): RouteGroup {
+export function metaRoutes({ log, store, logger, now, startedAt, streams }: RouteDeps): RouteGroup {
   const documentation = modelsDocument();
   const models = defineRoute({
     method: 'GET',
@@ -96,7 +96,12 @@ export function metaRoutes({ log, store, logger, now, startedAt }: RouteDeps): R
     description: 'Call before every connect and reconnect: the realtime host can move. While `available` is false, `url` is null and `message` says why.',
     public: true,
     response: { schema: StreamInfoSchema, description: 'The stream address, or why it is unavailable, and its limits.' },
-    handler: () => STREAM_INFO,
+    handler: async () => {
+      const url = (await streams?.currentUrl()) ?? null;
+      return url === null
+        ? { ...STREAM_INFO, available: false, url: null, message: 'The stream is not available: no stream instance is running; REST and webhooks are unaffected. Ask here again before connecting.' }
+        : { ...STREAM_INFO, available: true, url, message: null };
+    },
   });
 
   return { routes: [models, health, stream] };
@@ -187,10 +192,6 @@ function modelsDocument(): z.input<typeof ModelsSchema> {
 
 const STREAM_INFO = {
   ...header('stream_info'),
-  // The WebSocket server is not built yet; when it is, `url` points at it on STREAM_PORT.
-  available: false,
-  url: null,
-  message: 'The WebSocket stream is not available yet; ask here again before connecting.',
   requiredScope: 'stream:read' as const,
   authentication: 'Authorization: Bearer <key>, or ?key=<key> where headers are impossible (browsers), then with a key holding only stream:read.',
   events: [...STREAM_EVENTS],

@@ -1,5 +1,6 @@
 import { createApi } from '../../api/app.ts';
 import { ensureDemoKey } from '../../api/demo-key.ts';
+import { StreamDirectory } from '../../stream/presence.ts';
 import { loadSecretBox } from '../../webhooks/secret-box.ts';
 import type { Role } from './role.ts';
 
@@ -8,7 +9,8 @@ export const apiRole: Role = {
   name: 'api',
   async start({ config, logger, services, store, stdout }) {
     const webhooks = { codec: services.codec, secrets: await loadSecretBox(config), policy: { allowPrivate: config.TQA_WEBHOOKS_ALLOW_PRIVATE } };
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks });
+    const streams = new StreamDirectory({ log: services.log, codec: services.codec });
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams });
     const server = api.app.listen(config.PORT);
     await new Promise<void>((resolve) => server.once('listening', resolve));
     logger.info({ port: config.PORT }, 'API listening');

@@ -3,6 +3,7 @@ import { feedsRole } from './feeds.ts';
 import { processorsRole } from './processors.ts';
 import { projectionsRole } from './projections.ts';
 import type { Role } from './role.ts';
+import { streamRole } from './stream.ts';
 import { webhooksRole } from './webhooks.ts';
 
 /**
@@ -10,6 +11,6 @@ import { webhooksRole } from './webhooks.ts';
  * so each later role drains what an earlier one produced last; they start in reverse, so
  * the consumers are up before the producers.
  */
-export const ROLES: readonly Role[] = [feedsRole, apiRole, processorsRole, webhooksRole, projectionsRole];
+export const ROLES: readonly Role[] = [feedsRole, apiRole, streamRole, processorsRole, webhooksRole, projectionsRole];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);

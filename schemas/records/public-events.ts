@@ -24,3 +24,11 @@ export const PublicEventSchema = z.strictObject({
   data: z.string().refine((s) => s.startsWith('{'), 'must be a JSON object'),
 });
 export type PublicEvent = z.infer<typeof PublicEventSchema>;
+
+/**
+ * Whether an event reaches a key (every channel asks this): an auto cohort's or any other
+ * event reaches every key; a manual cohort's only its owner key, and its team's keys when shared.
+ */
+export function reachesKey(e: Pick<PublicEvent, 'ownerKeyId' | 'teamId'>, keyId: string, teamId: string | null): boolean {
+  return e.ownerKeyId === null || e.ownerKeyId === keyId || (e.teamId !== null && e.teamId === teamId);
+}

@@ -3,7 +3,7 @@ import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
-import type { PublicEvent, WebhookDelivery, WebhookEvent } from '../../schemas/records.ts';
+import { reachesKey, type PublicEvent, type WebhookDelivery, type WebhookEvent } from '../../schemas/records.ts';
 import type { UrlPolicy } from '../address.ts';
 import { appendWebhookEvent, nextEvent } from '../commands.ts';
 import { deliveryHeaders, eventBody, newDeliveryId } from '../payload.ts';
@@ -170,7 +170,7 @@ export class Dispatcher {
       !hook.disabling &&
       w.dataset === e.dataset &&
       (w.events as readonly string[]).includes(e.type) &&
-      (e.ownerKeyId === null || e.ownerKeyId === w.keyId || (e.teamId !== null && e.teamId === w.teamId))
+      reachesKey(e, w.keyId, w.teamId)
     );
   }
 

@@ -1,0 +1,369 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket, type ClientOptions } from 'ws';
+import { createApi } from '../../api/app.ts';
+import { keysCommand } from '../../cli/commands/keys.ts';
+import { streamRole } from '../../cli/roles/stream.ts';
+import { appendEvent } from '../../cli/control-events.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { column, sql, table } from '../../infra/store/sql-literal.ts';
+import { apiKeysProjection } from '../../projections/api-keys.ts';
+import { openStore } from '../../projections/open-store.ts';
+import { startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
+import { apiKeys } from '../../projections/tables/keys.ts';
+import { tokens } from '../../projections/tables.ts';
+import { tokensProjection } from '../../projections/tokens.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import type { PublicEvent, TokenMeta } from '../../schemas/records.ts';
+import { StreamDirectory } from '../../stream/presence.ts';
+import { startStreamServer, type StreamServer } from '../../stream/server.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { sink } from '../helpers/sink.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/**
+ * The WebSocket stream end to end through real sockets: the stream server on loopback fed
+ * by public.events of an embedded log, keys and tokens applied by their live projections,
+ * clients of the `ws` package.
+ */
+
+let dir: string;
+let config: Config;
+let log: FileEventLog;
+let codec: Codec;
+let store: AnalyticalStore<ProjectionTables>;
+let projections: ProjectionSet;
+let server: StreamServer;
+let url: string;
+let key: { id: string; key: string };
+
+const TOKENS = [
+  { tokenId: 'tk_alpha', symbol: 'ALPHA' },
+  { tokenId: 'tk_beta', symbol: 'BETA' },
+];
+
+async function createKey(scopes: readonly string[]): Promise<{ id: string; key: string }> {
+  const out = sink();
+  const err = sink();
+  const code = await keysCommand.run(['create', '--plan', 'team', '--scopes', scopes.join(','), '--name', 'stream test', '--json'], {
+    config,
+    logger: silentLogger,
+    stdout: out.stream,
+    stderr: err.stream,
+  });
+  expect(code, err.text()).toBe(0);
+  const created = JSON.parse(out.text()) as { id: string; key: string };
+  await waitFor(async () => (await store.query(sql`SELECT 1 AS x FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${created.id}`)).length > 0, 'key');
+  return created;
+}
+
+let seq = 0;
+function publicEvent(type: PublicEvent['type'], tokenId: string | null, extra: Partial<PublicEvent> = {}, padding = 0): PublicEvent {
+  return {
+    eventId: `ev_${(++seq).toString(16).padStart(24, '0')}`,
+    type,
+    ts: Date.UTC(2026, 5, 1) + seq,
+    dataset: 'live',
+    tokenId,
+    ownerKeyId: null,
+    teamId: null,
+    data: JSON.stringify({ object: 'event_data', seq, token_id: tokenId, padding: 'x'.repeat(padding) }),
+    ...extra,
+  };
+}
+
+/** Appends public events as the public-events processor would. */
+async function publish(...events: PublicEvent[]): Promise<void> {
+  const topic = TOPICS.publicEvents.name;
+  const records = await Promise.all(events.map(async (e) => ({ key: e.tokenId ?? 'none', value: await codec.encode(topic, e), timestamp: e.ts })));
+  await log.append(topic, records);
+}
+
+/** A `ws` client that records every frame it receives and how it closed. */
+class Client {
+  readonly frames: any[] = [];
+  closed: { code: number; reason: string } | null = null;
+  constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => this.frames.push(JSON.parse(String(data))));
+    socket.on('close', (code, reason) => (this.closed = { code, reason: String(reason) }));
+  }
+  static async open(as: string | null = key.key, options: ClientOptions = {}, query = '', at = url): Promise<Client> {
+    const socket = new WebSocket(at + query, { ...options, headers: { ...options.headers, ...(as === null ? {} : { Authorization: `Bearer ${as}` }) } });
+    const client = new Client(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    await client.next((f) => f.type === 'welcome');
+    return client;
+  }
+  send(frame: unknown): void {
+    this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+  next(match: (frame: any) => boolean, what = 'a frame'): Promise<any> {
+    return waitFor(() => this.frames.find(match), what);
+  }
+  of(type: string): any[] {
+    return this.frames.filter((f) => f.type === type);
+  }
+  async subscribe(events: string[], tokens: string[] = []): Promise<any> {
+    const ref = `r${++seq}`;
+    this.send({ type: 'subscribe', id: ref, events, tokens });
+    return this.next((f) => f.ref === ref, 'the subscribe answer');
+  }
+  close(): void {
+    this.socket.close();
+  }
+}
+
+/** The refusal of an upgrade: its HTTP status and body. */
+function refused(headers: Record<string, string>, query = ''): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url + query, { headers });
+    socket.once('open', () => reject(new Error('the upgrade was accepted')));
+    socket.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tqa-stream-'));
+  config = loadConfig({ TQA_DATA_DIR: dir });
+  ({ log, codec } = await openEmbedded(dir));
+  store = await openStore(config, silentLogger);
+  projections = startProjections([apiKeysProjection, tokensProjection], { log, codec, store, logger: silentLogger, deadLetters: 'produce' });
+  for (const t of TOKENS) {
+    const meta: TokenMeta = { ...t, ts: Date.UTC(2026, 5, 1), name: t.symbol, chain: 'base', address: `0x${t.symbol.toLowerCase().padEnd(40, '0')}`, logoUrl: null, status: 'active', narrative: 'ai', sourceUrl: null };
+    await appendEvent(log, codec, TOPICS.tokens.name, t.tokenId, meta);
+  }
+  await waitFor(async () => (await store.query(sql`SELECT 1 AS x FROM ${table(tokens)}`)).length === TOKENS.length, 'tokens projected');
+  server = await startStreamServer({ log, codec, store, logger: silentLogger, port: 0, host: '127.0.0.1', pingIntervalMs: 300, keyCheckMs: 100, maxBufferedBytes: 2 * 1024 * 1024, pollMs: 10 });
+  url = `ws://127.0.0.1:${server.port}/v1/stream`;
+  key = await createKey(['stream:read']);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await projections?.stop();
+  await store?.close();
+  await log?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('authentication before the upgrade', () => {
+  it('refuses a missing, unknown or malformed key with 401 and a key without stream:read with 403, with the error body', async () => {
+    const missing = await refused({});
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toMatchObject({ code: 'UNAUTHORIZED', request_id: expect.stringMatching(/^req_[0-9a-f]+$/) });
+    const unknown = await refused({ Authorization: `Bearer svc_live_${'A'.repeat(43)}` });
+    expect([unknown.status, unknown.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+    const viaQuery = await refused({}, '?key=nonsense');
+    expect([viaQuery.status, viaQuery.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+    const noScope = await createKey(['quant:read']);
+    const forbidden = await refused({ 'x-api-key': noScope.key });
+    expect([forbidden.status, forbidden.body.error.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
+  it('accepts the key in ?key= and in x-api-key, and welcomes with the connection, limits and key', async () => {
+    const viaQuery = await Client.open(null, {}, `?key=${key.key}`);
+    const welcome = viaQuery.of('welcome')[0];
+    expect(welcome).toMatchObject({
+      connection_id: expect.stringMatching(/^conn_[0-9a-f]+$/),
+      request_id: expect.stringMatching(/^req_[0-9a-f]+$/),
+      dataset: 'live',
+      livemode: true,
+      events: ['signal.created', 'signal.ended', 'score.updated', 'cohort.convergence', 'narrative.shift'],
+      limits: { max_subscriptions: 20, max_tokens_per_subscription: 100 },
+      key: { id: key.id, name: 'stream test' },
+    });
+    viaQuery.close();
+    const viaHeader = await Client.open(null, { headers: { 'x-api-key': key.key } });
+    viaHeader.close();
+  });
+
+  it('refuses the 11th connection of a key with 409 LIMIT_REACHED', async () => {
+    const own = await createKey(['stream:read']);
+    const open = await Promise.all(Array.from({ length: 10 }, () => Client.open(own.key)));
+    const eleventh = await refused({ Authorization: `Bearer ${own.key}` });
+    expect([eleventh.status, eleventh.body.error.code]).toEqual([409, 'LIMIT_REACHED']);
+    for (const c of open) c.close();
+  });
+});
+
+describe('protocol', () => {
+  it('subscribes with resolved tokens, answers ping with pong, and unsubscribes', async () => {
+    const c = await Client.open();
+    const subscribed = await c.subscribe(['signal.created'], ['$alpha', 'tk_beta']);
+    expect(subscribed).toMatchObject({
+      type: 'subscribed',
+      subscription_id: expect.stringMatching(/^sub_[0-9a-f]+$/),
+      events: ['signal.created'],
+      tokens: [
+        { token_id: 'tk_alpha', symbol: 'ALPHA' },
+        { token_id: 'tk_beta', symbol: 'BETA' },
+      ],
+    });
+    c.send({ type: 'ping' });
+    expect((await c.next((f) => f.type === 'pong')).ts).toEqual(expect.any(String));
+    c.send({ type: 'unsubscribe', subscription_id: subscribed.subscription_id });
+    await c.next((f) => f.type === 'unsubscribed' && f.subscription_id === subscribed.subscription_id);
+    c.send({ type: 'unsubscribe', subscription_id: subscribed.subscription_id });
+    expect((await c.next((f) => f.type === 'error')).code).toBe('NOT_FOUND');
+    c.close();
+  });
+
+  it('delivers events by type and token; token-less events reach every subscription of their type; a manual cohort only its owner', async () => {
+    const alpha = await Client.open();
+    await alpha.subscribe(['signal.created', 'narrative.shift', 'cohort.convergence'], ['$ALPHA']);
+    const scores = await Client.open();
+    await scores.subscribe(['score.updated']);
+    const other = await createKey(['stream:read']);
+    const owner = await Client.open(other.key);
+    await owner.subscribe(['cohort.convergence']);
+    const events = [
+      publicEvent('signal.created', 'tk_alpha'),
+      publicEvent('signal.created', 'tk_beta'),
+      publicEvent('token.score.updated', 'tk_beta'),
+      publicEvent('narrative.shift', null),
+      publicEvent('cohort.convergence', 'tk_alpha', { ownerKeyId: other.id }),
+      publicEvent('cohort.convergence', 'tk_alpha'),
+      publicEvent('signal.ended', 'tk_alpha'),
+    ];
+    await publish(...events);
+    const ids = (c: Client) => c.of('event').map((f) => f.id);
+    await waitFor(() => ids(alpha).length === 3 && ids(scores).length === 1 && ids(owner).length === 2, 'the events');
+    expect(ids(alpha)).toEqual([events[0].eventId, events[3].eventId, events[5].eventId]);
+    expect(ids(owner)).toEqual([events[4].eventId, events[5].eventId]);
+    const score = scores.of('event')[0];
+    expect(score).toEqual({ type: 'event', id: events[2].eventId, event: 'score.updated', created_at: new Date(events[2].ts).toISOString(), dataset: 'live', data: JSON.parse(events[2].data) });
+    // A later event proves nothing else was on its way.
+    const marker = publicEvent('signal.created', 'tk_alpha');
+    await publish(marker);
+    await alpha.next((f) => f.id === marker.eventId);
+    expect(ids(alpha)).toHaveLength(4);
+    expect(ids(scores)).toHaveLength(1);
+    for (const c of [alpha, scores, owner]) c.close();
+  });
+
+  it('answers malformed frames, unknown events and tokens, 101 tokens and a 21st subscription with VALIDATION', async () => {
+    const c = await Client.open();
+    const errors = () => c.of('error');
+    c.send('not json');
+    c.send({ type: 'subscribe', id: 'a', events: ['price.moved'] });
+    c.send({ type: 'subscribe', id: 'b', events: ['signal.created'], tokens: Array.from({ length: 101 }, (_, i) => `tk_t${i}`) });
+    c.send({ type: 'subscribe', id: 'c', events: ['signal.created'], tokens: ['$NOPE'] });
+    await waitFor(() => errors().length === 4, 'four errors');
+    for (const e of errors()) {
+      expect(e.code).toBe('VALIDATION');
+      expect(e.details.issues.length).toBeGreaterThan(0);
+    }
+    expect(errors()[1].details.issues[0].path).toBe('body.events[0]');
+    expect(errors()[2].details.issues[0].path).toBe('body.tokens');
+    expect(errors()[3]).toMatchObject({ ref: 'c', details: { issues: [{ path: 'body.tokens[0]', code: 'unknown_token' }] } });
+    for (let i = 0; i < 20; i++) await c.subscribe(['signal.created']);
+    const refusedSub = await c.subscribe(['signal.created']);
+    expect(refusedSub).toMatchObject({ type: 'error', code: 'VALIDATION', details: { issues: [{ code: 'too_many_subscriptions' }] } });
+    c.close();
+  });
+
+  it('answers the 31st message within 10 s with RATE_LIMITED and ignores it', async () => {
+    const c = await Client.open();
+    for (let i = 0; i < 31; i++) c.send({ type: 'ping' });
+    await c.next((f) => f.type === 'error');
+    expect(c.of('error')).toEqual([expect.objectContaining({ code: 'RATE_LIMITED' })]);
+    await waitFor(() => c.of('pong').length === 30, '30 pongs');
+    c.close();
+  });
+});
+
+describe('discovery', () => {
+  it('announces the stream role at its public URL while it runs, and unavailable once it stopped', async () => {
+    const api = createApi({ log, store, logger: silentLogger, startedAt: Date.now(), streams: new StreamDirectory({ log, codec }) });
+    const http = api.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => http.once('listening', resolve));
+    const info = async () => (await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/stream/info`)).json() as Promise<any>;
+    try {
+      expect(await info()).toMatchObject({ available: false, url: null, message: expect.stringMatching(/not available/) });
+      const role = await streamRole.start({
+        config: loadConfig({ TQA_DATA_DIR: dir, STREAM_PORT: '0', TQA_STREAM_PUBLIC_URL: 'wss://stream.example.test/' }),
+        logger: silentLogger,
+        services: { log, codec, registry: new LocalSchemaRegistry(dir), close: async () => undefined },
+        store: async () => store,
+        stdout: sink().stream,
+      });
+      expect(await info()).toMatchObject({ available: true, url: 'wss://stream.example.test/v1/stream', message: null });
+      await role.stop();
+      expect(await info()).toMatchObject({ available: false, url: null });
+    } finally {
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await api.close();
+    }
+  });
+});
+
+describe('liveness and lifecycle', () => {
+  it('pings with a frame and a WebSocket ping, and closes a client that does not answer', async () => {
+    const answering = await Client.open();
+    let pings = 0;
+    answering.socket.on('ping', () => pings++);
+    await answering.next((f) => f.type === 'ping');
+    const silent = await Client.open(key.key, { autoPong: false });
+    await waitFor(() => silent.closed ?? undefined, 'the silent client closed');
+    await waitFor(() => pings >= 2, 'WebSocket pings');
+    expect(answering.closed).toBeNull();
+    answering.close();
+  });
+
+  it('closes the sockets of a revoked key with 4401', async () => {
+    const doomed = await createKey(['stream:read']);
+    const c = await Client.open(doomed.key);
+    const err = sink();
+    expect(await keysCommand.run(['revoke', doomed.id], { config, logger: silentLogger, stdout: sink().stream, stderr: err.stream }), err.text()).toBe(0);
+    await waitFor(async () => (await store.query<{ r: number | null }>(sql`SELECT ${column(apiKeys, 'revoked_at')} AS r FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${doomed.id}`))[0]?.r != null, 'revoke projected');
+    expect(await waitFor(() => c.closed ?? undefined, 'the revoked key closed')).toMatchObject({ code: 4401 });
+  });
+
+  it('drops events for a slow reader with one EVENTS_DROPPED warning while a fast one gets every event', async () => {
+    // An instance of its own whose pings are rare: here the paused reader must stay connected.
+    const patient = await startStreamServer({ log, codec, store, logger: silentLogger, port: 0, host: '127.0.0.1', pingIntervalMs: 600_000, maxBufferedBytes: 2 * 1024 * 1024, pollMs: 10 });
+    const at = `ws://127.0.0.1:${patient.port}/v1/stream`;
+    const fast = await Client.open(key.key, {}, '', at);
+    await fast.subscribe(['signal.created']);
+    const slow = await Client.open(key.key, {}, '', at);
+    await slow.subscribe(['signal.created']);
+    slow.socket.pause();
+    // 16 MB of events: more than the loopback socket buffers and the 2 MB send buffer hold.
+    const burst = Array.from({ length: 8000 }, () => publicEvent('signal.created', 'tk_alpha', {}, 2_000));
+    for (let i = 0; i < burst.length; i += 500) await publish(...burst.slice(i, i + 500));
+    await waitFor(() => fast.of('event').length === burst.length, 'every event at the fast client', 60_000);
+    expect(fast.of('event').map((f) => f.id)).toEqual(burst.map((e) => e.eventId));
+    expect(fast.of('warning')).toEqual([]);
+    slow.socket.resume();
+    const after = publicEvent('signal.created', 'tk_alpha');
+    await publish(after);
+    const warning = await slow.next((f) => f.type === 'warning');
+    expect(warning).toMatchObject({ code: 'EVENTS_DROPPED', dropped: expect.any(Number), since_event_id: expect.stringMatching(/^ev_/) });
+    await slow.next((f) => f.id === after.eventId);
+    const received = slow.of('event').length;
+    expect(received + warning.dropped).toBe(burst.length + 1);
+    expect(slow.of('warning')).toHaveLength(1);
+    await patient.stop();
+  });
+
+  it('closes every socket with 1001 on a graceful shutdown', async () => {
+    const c = await Client.open();
+    await server.stop();
+    expect(await waitFor(() => c.closed ?? undefined, 'closed on shutdown')).toMatchObject({ code: 1001 });
+  });
+});
