@@ -35,7 +35,7 @@ export class KafkaLogConsumer implements LogConsumer {
   private stopping = false;
   private running: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
-  private ended: { resolve(): void; reject(err: Error): void } | undefined;
+  private ended: { resolve(): void } | undefined;
   /** Seeks of the current assignment to the caller's start positions (options.startPosition). */
   private starting: Promise<void> = Promise.resolve();
 
@@ -45,7 +45,7 @@ export class KafkaLogConsumer implements LogConsumer {
     private readonly settings: ConsumerSettings,
   ) {}
 
-  /** Resolves once the consumer stopped; rejects if kafkajs gives up on it. */
+  /** Resolves once the consumer stopped (a member kafkajs gives up on is replaced by a new one). */
   run(handler: Handler): Promise<void> {
     this.running ??= this.start(handler);
     return this.running;
@@ -87,15 +87,23 @@ export class KafkaLogConsumer implements LogConsumer {
   }
 
   private async start(handler: Handler): Promise<void> {
-    const ended = new Promise<void>((resolve, reject) => {
-      this.ended = { resolve, reject };
+    const ended = new Promise<void>((resolve) => {
+      this.ended = { resolve };
     });
+    await this.join(handler);
+    return ended;
+  }
+
+  /**
+   * Joins the group with a new kafkajs consumer. A broker may refuse a join mid-rebalance
+   * with a non-retriable code (librdkafka's mock answers SyncGroup with INVALID_REQUEST),
+   * which rejects run() or stops a running consumer for good: start over with a new member
+   * after a pause, until stopped.
+   */
+  private async join(handler: Handler): Promise<void> {
     const ctx: BatchContext = { isStopping: () => this.stopping };
-    // A broker may refuse the first join of a member mid-rebalance with a non-retriable code
-    // (librdkafka's mock answers SyncGroup with INVALID_REQUEST), which rejects run() rather
-    // than restarting: start over with a new member after a pause, until stopped.
     for (let attempt = 0; ; attempt++) {
-      const consumer = this.newConsumer();
+      const consumer = this.newConsumer(handler);
       this.consumer = consumer;
       try {
         await consumer.connect();
@@ -116,10 +124,9 @@ export class KafkaLogConsumer implements LogConsumer {
     }
     // stop() during the group join finds no runner to stop yet: disconnect once run() is done
     if (this.stopping) await this.consumer?.disconnect();
-    return ended;
   }
 
-  private newConsumer(): Consumer {
+  private newConsumer(handler: Handler): Consumer {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       ...this.settings,
@@ -138,7 +145,9 @@ export class KafkaLogConsumer implements LogConsumer {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       // kafkajs left the group; when it restarts it joins again and GROUP_JOIN says what it got
       this.assigned = [];
-      if (!payload.restart && !this.stopping) this.ended?.reject(payload.error);
+      if (payload.restart || this.stopping || this.consumer !== consumer) return;
+      // kafkajs gave this member up (a non-retriable error): a new member joins instead
+      void delay(1_000).then(() => (this.stopping || this.consumer !== consumer ? undefined : this.join(handler)));
     });
     return consumer;
   }
