@@ -26,6 +26,7 @@ import type { PublicEvent, TokenMeta } from '../../schemas/records.ts';
 import { StreamDirectory } from '../../stream/presence.ts';
 import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { runCommand } from '../helpers/cli.ts';
 import { sink } from '../helpers/sink.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -50,19 +51,9 @@ const TOKENS = [
   { tokenId: 'tk_beta', symbol: 'BETA' },
 ];
 
+/** A key made with `tqa keys create`, which returns once the key is applied. */
 async function createKey(scopes: readonly string[]): Promise<{ id: string; key: string }> {
-  const out = sink();
-  const err = sink();
-  const code = await keysCommand.run(['create', '--plan', 'team', '--scopes', scopes.join(','), '--name', 'stream test', '--json'], {
-    config,
-    logger: silentLogger,
-    stdout: out.stream,
-    stderr: err.stream,
-  });
-  expect(code, err.text()).toBe(0);
-  const created = JSON.parse(out.text()) as { id: string; key: string };
-  await waitFor(async () => (await store.query(sql`SELECT 1 AS x FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'key_id')} = ${created.id}`)).length > 0, 'key');
-  return created;
+  return JSON.parse(await runCommand(keysCommand, config, ['create', '--plan', 'team', '--scopes', scopes.join(','), '--name', 'stream test', '--json'])) as { id: string; key: string };
 }
 
 let seq = 0;

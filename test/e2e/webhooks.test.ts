@@ -30,7 +30,7 @@ import { postSigned } from '../../webhooks/sender.ts';
 import { verifyWebhook } from '../../webhooks/signature.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { sink } from '../helpers/sink.ts';
+import { runCommand } from '../helpers/cli.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -75,26 +75,13 @@ async function request(method: string, path: string, body?: unknown, asKey = key
   return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
 
+/** A key made with `tqa keys create`, which returns once the key is applied. */
 async function createKey(plan: string, scopes: readonly string[], ...more: string[]): Promise<{ id: string; key: string }> {
-  const out = sink();
-  const err = sink();
-  const code = await keysCommand.run(['create', '--plan', plan, '--scopes', scopes.join(','), '--name', 'hooks', '--json', ...more], {
-    config,
-    logger: silentLogger,
-    stdout: out.stream,
-    stderr: err.stream,
-  });
-  expect(code, err.text()).toBe(0);
-  // The command returns once the key is applied.
-  return JSON.parse(out.text()) as { id: string; key: string };
+  return JSON.parse(await runCommand(keysCommand, config, ['create', '--plan', plan, '--scopes', scopes.join(','), '--name', 'hooks', '--json', ...more])) as { id: string; key: string };
 }
 
 async function createTeam(name: string): Promise<string> {
-  const out = sink();
-  const err = sink();
-  const code = await teamsCommand.run(['create', '--name', name, '--json'], { config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
-  expect(code, err.text()).toBe(0);
-  return (JSON.parse(out.text()) as { id: string }).id;
+  return (JSON.parse(await runCommand(teamsCommand, config, ['create', '--name', name, '--json'])) as { id: string }).id;
 }
 
 let seq = 0;

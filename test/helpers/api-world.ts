@@ -19,9 +19,9 @@ import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
+import { runCommand } from './cli.ts';
 import { runEngineToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
-import { sink } from './sink.ts';
 import { waitFor } from './wait.ts';
 
 /**
@@ -135,12 +135,8 @@ class World implements ApiWorld {
     return (JSON.parse(await this.cli(teamsCommand, ['create', '--name', name, '--json'])) as { id: string }).id;
   }
 
-  private async cli(command: CliCommand, args: string[]): Promise<string> {
-    const out = sink();
-    const err = sink();
-    const code = await command.run(args, { config: this.config, logger: silentLogger, stdout: out.stream, stderr: err.stream });
-    expect(code, err.text()).toBe(0);
-    return out.text();
+  private cli(command: CliCommand, args: string[]): Promise<string> {
+    return runCommand(command, this.config, args);
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
