@@ -21,6 +21,12 @@ export const startCommand: CliCommand = {
     if (config.TQA_WEBHOOKS_ALLOW_PRIVATE) {
       logger.warn('TQA_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may use plain HTTP and private or loopback receivers; for local development and tests only');
     }
+    // Listened for from the start: a signal while roles start (a worker thread takes a few
+    // seconds) stops the ones started so far as gracefully as a later one.
+    const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
     const services = await openLogServices(config, logger);
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
     const running: RunningRole[] = [];
@@ -31,10 +37,7 @@ export const startCommand: CliCommand = {
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopSignal;
     logger.info({ signal }, 'stopping');
     for (const role of running) await role.stop();
     // Last: the roles that read or wrote it are done with it.
