@@ -127,6 +127,12 @@ describe('tqa start on an empty data dir', () => {
     try {
       await waitFor(() => logged(service, 'service started'), 'the service to start', 120_000);
       await waitFor(async () => (await engineLag()) > 100_000, 'the engine to have a backlog', 60_000);
+      const health = await waitFor(async () => {
+        const body = (await (await fetch(`${api}/v1/health`)).json()) as { status: string; processing: { lag_records: number; stages: { name: string; lag_records: number }[] } | null };
+        return body.processing !== null && body.processing.lag_records > 100_000 ? body : undefined;
+      }, 'the health check to measure the backlog');
+      expect(health.status).toBe('catching_up');
+      expect(health.processing!.stages.find((s) => s.name === 'quant-engine')!.lag_records).toBeGreaterThan(0);
 
       const made = JSON.parse(await tqa('keys', 'create', '--plan', 'pro', '--name', 'made during catch-up', '--json')) as { id: string; key: string };
       expect(await keyStatus(made.key)).toBe(200);
