@@ -32,7 +32,7 @@ export interface StreamServerOptions {
   now?: () => number;
   /** Ping round period (spec: 25 s); a client silent for a whole round is closed. */
   pingIntervalMs?: number;
-  /** How often connected keys are looked up again, so a revoke closes their sockets. */
+  /** How often connected keys are looked up again, so a revoke or a plan change closes their sockets. */
   keyCheckMs?: number;
   maxBufferedBytes?: number;
   pollMs?: number;
@@ -147,6 +147,10 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
     void closeRevoked().finally(() => (checking = false));
   }, options.keyCheckMs ?? 1_000);
 
+  /**
+   * Every plan includes the stream (spec 5, 6.5: it needs the scope stream:read only), so what a
+   * plan change can take away is that scope: 4402 then, 4401 for a revoked key.
+   */
   async function closeRevoked(): Promise<void> {
     const byHash = new Map<string, Connection[]>();
     for (const conn of connections) byHash.set(conn.keyHash, [...(byHash.get(conn.keyHash) ?? []), conn]);
@@ -154,7 +158,8 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
       try {
         const key = await keys.findByHash(hash);
         if (key !== null && key.revokedAt === null && key.scopes.includes('stream:read')) continue;
-        for (const conn of conns) conn.socket.close(4401, 'the API key has been revoked');
+        const [code, reason] = key === null || key.revokedAt !== null ? [4401, 'the API key has been revoked'] : [4402, "the key's plan no longer includes the stream (scope stream:read)"];
+        for (const conn of conns) conn.socket.close(code, reason);
       } catch (err) {
         logger.warn({ err }, 'stream key check failed; keeping connections');
       }

@@ -325,6 +325,19 @@ describe('liveness and lifecycle', () => {
     expect(await waitFor(() => c.closed ?? undefined, 'the revoked key closed')).toMatchObject({ code: 4401 });
   });
 
+  it('closes the sockets of a key whose plan change takes stream:read away with 4402, and refuses its next upgrade with 403', async () => {
+    const downgraded = await createKey(['stream:read', 'quant:read']);
+    const c = await Client.open(downgraded.key);
+    // `set-plan` returns once the api_keys projection applied the change.
+    const changed = JSON.parse(await runCommand(keysCommand, config, ['set-plan', downgraded.id, '--plan', 'free', '--scopes', 'quant:read', '--json']));
+    expect(changed).toEqual({ id: downgraded.id, plan: 'free', scopes: ['quant:read'] });
+    expect(await waitFor(() => c.closed ?? undefined, 'the downgraded key closed')).toMatchObject({ code: 4402 });
+    const again = await refused({ Authorization: `Bearer ${downgraded.key}` });
+    expect([again.status, again.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const listed = (JSON.parse(await runCommand(keysCommand, config, ['list', '--json'])) as any[]).find((k) => k.id === downgraded.id);
+    expect(listed).toMatchObject({ plan: 'free', scopes: ['quant:read'], revoked_at: null });
+  });
+
   it('drops events for a slow reader with one EVENTS_DROPPED warning while a fast one gets every event', async () => {
     // An instance of its own whose pings are rare: here the paused reader must stay connected.
     const patient = await startStreamServer({ log, codec, store, logger: silentLogger, port: 0, host: '127.0.0.1', pingIntervalMs: 600_000, maxBufferedBytes: 2 * 1024 * 1024, pollMs: 10 });
