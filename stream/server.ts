@@ -14,13 +14,16 @@ import type { ProjectionTables } from '../projections/tables.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { reachesKey, type PublicEvent } from '../schemas/records.ts';
 import { authenticateUpgrade } from './auth.ts';
+import { CatchUps } from './catch-up.ts';
 import { Connection } from './connection.ts';
+import { encodeCursor } from './cursor.ts';
 import { PublicEventFeed } from './feed.ts';
 import { eventFrame, newId } from './protocol.ts';
 import { handleFrame } from './session.ts';
 import { SubscriptionIndex } from './subscriptions.ts';
 
 export const STREAM_PATH = '/v1/stream';
+const NO_LAGGING = new Map<string, number[]>();
 
 export interface StreamServerOptions {
   log: EventLog;
@@ -36,6 +39,8 @@ export interface StreamServerOptions {
   keyCheckMs?: number;
   maxBufferedBytes?: number;
   pollMs?: number;
+  /** How far back a resume cursor may be (default RESUME_WINDOW_MS, 24 h). */
+  resumeWindowMs?: number;
 }
 
 export interface StreamServer {
@@ -54,6 +59,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   const now = options.now ?? Date.now;
   // The cache bounds how late a revoke closes sockets; the stream wants a second, not the API's five.
   const keys = new KeyService({ store: options.store, now, ttlMs: 1_000 });
+  const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
   const index = new SubscriptionIndex<Connection>();
   const connections = new Set<Connection>();
   /** Open sockets per key id, for the per-key limit. */
@@ -88,11 +94,11 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   }
 
   function accept(ws: WebSocket, key: Connection['key'], hash: string, requestId: string): void {
-    const conn = new Connection(newId('conn'), ws, key, hash, { maxBufferedBytes: options.maxBufferedBytes ?? 1024 * 1024, now });
+    const conn = new Connection(newId('conn'), ws, key, hash, { maxBufferedBytes, now });
     connections.add(conn);
     perKey.set(key.id, (perKey.get(key.id) ?? 0) + 1);
     ws.on('pong', () => (conn.alive = true));
-    ws.on('message', (data: RawData) => void handleFrame(conn, rawText(data), { index, store: options.store, logger }));
+    ws.on('message', (data: RawData) => void handleFrame(conn, rawText(data), { index, store: options.store, logger, catchUps }));
     ws.on('error', (err) => logger.debug({ err, connectionId: conn.id }, 'stream socket error'));
     ws.on('close', () => {
       connections.delete(conn);
@@ -121,9 +127,11 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
     if (e.dataset !== DATASET) return;
     const recipients = index.recipients(e);
     if (recipients.size === 0) return;
-    const frame = eventFrame(e);
+    // Built at most once, for the first live recipient: the feed's positions right after this event.
+    let frame: string | null = null;
     for (const conn of recipients) {
-      if (!reachesKey(e, conn.key.id, conn.key.team?.id ?? null)) continue;
+      if (conn.catchingUp !== null || !reachesKey(e, conn.key.id, conn.key.team?.id ?? null)) continue;
+      frame ??= eventFrame(e, encodeCursor({ issuedAt: now(), positions: feed.positions(), lagging: NO_LAGGING }));
       conn.sendEvent(frame, e.eventId);
     }
   }
@@ -166,7 +174,9 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
     }
   }
 
-  const feed = new PublicEventFeed({ log: options.log, codec: options.codec, logger, pollMs: options.pollMs ?? 50, onEvent });
+  const pollMs = options.pollMs ?? 50;
+  const feed = new PublicEventFeed({ log: options.log, codec: options.codec, logger, pollMs, onEvent });
+  const catchUps = new CatchUps({ log: options.log, codec: options.codec, logger, feed, now, pollMs, maxBufferedBytes, windowMs: options.resumeWindowMs });
   await feed.start();
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -180,6 +190,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
       clearInterval(pingTimer);
       clearInterval(keyTimer);
       await feed.stop();
+      const caughtUp = catchUps.stop();
       const closed = [...connections].map((conn) => new Promise((resolve) => conn.socket.once('close', resolve)));
       for (const conn of connections) conn.socket.close(1001, 'the stream server is shutting down');
       const grace = setTimeout(() => {
@@ -187,6 +198,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
       }, SHUTDOWN_GRACE_MS);
       await Promise.all(closed);
       clearTimeout(grace);
+      await caughtUp;
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };

@@ -23,6 +23,8 @@ import { tokensProjection } from '../../projections/tokens.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent, TokenMeta } from '../../schemas/records.ts';
+import { RESUME_WINDOW_MS } from '../../stream/catch-up.ts';
+import { encodeCursor } from '../../stream/cursor.ts';
 import { StreamDirectory } from '../../stream/presence.ts';
 import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
@@ -105,9 +107,9 @@ class Client {
   of(type: string): any[] {
     return this.frames.filter((f) => f.type === type);
   }
-  async subscribe(events: string[], tokens: string[] = []): Promise<any> {
+  async subscribe(events: string[], tokens: string[] = [], resume?: string): Promise<any> {
     const ref = `r${++seq}`;
-    this.send({ type: 'subscribe', id: ref, events, tokens });
+    this.send({ type: 'subscribe', id: ref, events, tokens, ...(resume === undefined ? {} : { resume }) });
     return this.next((f) => f.ref === ref, 'the subscribe answer');
   }
   close(): void {
@@ -237,7 +239,15 @@ describe('protocol', () => {
     expect(ids(alpha)).toEqual([events[0].eventId, events[3].eventId, events[5].eventId]);
     expect(ids(owner)).toEqual([events[4].eventId, events[5].eventId]);
     const score = scores.of('event')[0];
-    expect(score).toEqual({ type: 'event', id: events[2].eventId, event: 'score.updated', created_at: new Date(events[2].ts).toISOString(), dataset: 'live', data: JSON.parse(events[2].data) });
+    expect(score).toEqual({
+      type: 'event',
+      id: events[2].eventId,
+      event: 'score.updated',
+      created_at: new Date(events[2].ts).toISOString(),
+      dataset: 'live',
+      cursor: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
+      data: JSON.parse(events[2].data),
+    });
     // A later event proves nothing else was on its way.
     const marker = publicEvent('signal.created', 'tk_alpha');
     await publish(marker);
@@ -274,6 +284,152 @@ describe('protocol', () => {
     await c.next((f) => f.type === 'error');
     expect(c.of('error')).toEqual([expect.objectContaining({ code: 'RATE_LIMITED' })]);
     await waitFor(() => c.of('pong').length === 30, '30 pongs');
+    c.close();
+  });
+});
+
+describe('resuming from a cursor', () => {
+  const ids = (c: Client) => c.of('event').map((f) => f.id as string);
+  const tokenOf = new Map<string, string | null>();
+  const batch = (n: number) =>
+    Array.from({ length: n }, (_, i) => {
+      const e = i % 3 === 2 ? publicEvent('token.score.updated', i % 2 ? 'tk_beta' : 'tk_alpha') : publicEvent('signal.created', ['tk_alpha', 'tk_beta'][i % 2]);
+      tokenOf.set(e.eventId, e.tokenId);
+      return e;
+    });
+  /** Ids per token: the order within one partition of public.events, which a resume keeps. */
+  const perToken = (list: string[]) => {
+    const out: Record<string, string[]> = {};
+    for (const id of list) (out[tokenOf.get(id) ?? 'none'] ??= []).push(id);
+    return out;
+  };
+
+  it('sends what a reconnecting client missed, then the live flow, with no gap and no duplicate, in log order per partition', async () => {
+    const steady = await Client.open();
+    await steady.subscribe(['signal.created', 'score.updated']);
+    const first = await Client.open();
+    await first.subscribe(['signal.created', 'score.updated']);
+    const before = batch(30);
+    await publish(...before.slice(0, 10));
+    await publish(...before.slice(10));
+    await waitFor(() => ids(first).length === before.length, 'the first events');
+    const cursor = first.of('event').at(-1).cursor as string;
+    first.close();
+    await waitFor(() => first.closed ?? undefined, 'the first connection closed');
+
+    const missed = batch(40);
+    await publish(...missed.slice(0, 25));
+    await publish(...missed.slice(25));
+    const second = await Client.open();
+    second.send({ type: 'subscribe', id: 'again', events: ['signal.created', 'score.updated'], resume: cursor });
+    // More events while it catches up: catching up races the live flow.
+    const after = batch(30);
+    for (let i = 0; i < after.length; i += 5) await publish(...after.slice(i, i + 5));
+    const all = [...before, ...missed, ...after];
+    await waitFor(() => ids(steady).length === all.length, 'every event at the steady client');
+    await waitFor(() => ids(first).length + ids(second).length >= all.length, 'every event across the two connections');
+    expect(second.of('subscribed').map((f) => f.ref)).toEqual(['again']);
+    expect(second.of('error')).toEqual([]);
+
+    const resumed = [...ids(first), ...ids(second)];
+    expect(new Set(resumed).size).toBe(resumed.length);
+    expect([...resumed].sort()).toEqual([...ids(steady)].sort());
+    // Tokens are partition keys: per token, the very sequence the steady client got.
+    expect(perToken(resumed)).toEqual(perToken(ids(steady)));
+    // A later event proves nothing else was on its way.
+    const marker = publicEvent('signal.created', 'tk_alpha');
+    await publish(marker);
+    await second.next((f) => f.id === marker.eventId);
+    expect(ids(second)).toHaveLength(all.length - ids(first).length + 1);
+    for (const c of [steady, second]) c.close();
+  });
+
+  it('resumes a subscription from an older cursor next to a live one: only what nobody sent; a cursor taken meanwhile resumes both', async () => {
+    const alphaFilter = [['signal.created', 'score.updated'], ['$ALPHA']] as const;
+    const scoresOnly = (list: PublicEvent[]) => list.filter((e) => e.type === 'token.score.updated').map((e) => e.eventId);
+    const alphaOnly = (list: PublicEvent[]) => list.filter((e) => e.tokenId === 'tk_alpha').map((e) => e.eventId);
+    const earlier = await Client.open();
+    await earlier.subscribe([...alphaFilter[0]], [...alphaFilter[1]]);
+    const live = await Client.open();
+    await live.subscribe(['score.updated']);
+    const one = batch(12);
+    await publish(...one);
+    await waitFor(() => ids(earlier).length === alphaOnly(one).length && ids(live).length === scoresOnly(one).length, 'the first batch');
+    const older = earlier.of('event').at(-1).cursor as string;
+    earlier.close();
+    const two = batch(12);
+    await publish(...two);
+    await waitFor(() => ids(live).length === scoresOnly([...one, ...two]).length, 'the second batch of scores');
+    // ALPHA scores of the second batch went out to `live` already; only its ALPHA signals are missing.
+    await live.subscribe([...alphaFilter[0]], [...alphaFilter[1]], older);
+    const missing = two.filter((e) => e.tokenId === 'tk_alpha' && e.type === 'signal.created').map((e) => e.eventId);
+    await waitFor(() => ids(live).length === scoresOnly([...one, ...two]).length + missing.length, 'the missed signals');
+    const caughtUp = live.of('event').slice(scoresOnly([...one, ...two]).length);
+    expect(caughtUp.map((f) => f.id)).toEqual(missing);
+    const three = batch(12);
+    await publish(...three);
+    const expected = new Set([...scoresOnly([...one, ...two, ...three]), ...missing, ...alphaOnly(three)]);
+    await waitFor(() => ids(live).length === expected.size, 'the third batch');
+    expect(new Set(ids(live))).toEqual(expected);
+    live.close();
+
+    // The first caught-up frame's cursor stands mid-way: the scores subscription further than the ALPHA one.
+    const midway = caughtUp[0].cursor as string;
+    const rest = ids(live).slice(ids(live).indexOf(caughtUp[0].id) + 1);
+    const again = await Client.open();
+    await again.subscribe(['score.updated'], [], midway);
+    await again.subscribe([...alphaFilter[0]], [...alphaFilter[1]], midway);
+    await waitFor(() => ids(again).length >= rest.length, 'the rest');
+    // Each subscription caught up as it came: the same events, each once, in another order.
+    expect(new Set(ids(again)).size).toBe(ids(again).length);
+    expect([...ids(again)].sort()).toEqual([...rest].sort());
+    again.close();
+  });
+
+  it('resumes on another instance of the stream: the cursor is log positions', async () => {
+    const other = await startStreamServer({ log, codec, store, logger: silentLogger, port: 0, host: '127.0.0.1', pollMs: 10 });
+    try {
+      const c = await Client.open();
+      await c.subscribe(['narrative.shift']);
+      const shifts = Array.from({ length: 6 }, () => publicEvent('narrative.shift', null));
+      await publish(...shifts.slice(0, 3));
+      await waitFor(() => ids(c).length === 3, 'three shifts');
+      const cursor = c.of('event').at(-1).cursor;
+      c.close();
+      await publish(...shifts.slice(3));
+      const elsewhere = await Client.open(key.key, {}, '', `ws://127.0.0.1:${other.port}/v1/stream`);
+      await elsewhere.subscribe(['narrative.shift'], [], cursor);
+      await waitFor(() => ids(elsewhere).length === 3, 'the three missed shifts');
+      expect(ids(elsewhere)).toEqual(shifts.slice(3).map((e) => e.eventId));
+      elsewhere.close();
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('refuses a malformed, foreign or too old cursor with VALIDATION on body.resume, telling the client to resync over REST', async () => {
+    const c = await Client.open();
+    const partitions = TOPICS.publicEvents.partitions;
+    const ends = (await log.endOffsets(TOPICS.publicEvents.name)).map((p) => p.offset);
+    const cursors = {
+      malformed: 'not-a-cursor',
+      foreign: encodeCursor({ issuedAt: Date.now(), positions: Array(partitions).fill(1e9), lagging: new Map() }),
+      wrongShape: encodeCursor({ issuedAt: Date.now(), positions: [0], lagging: new Map() }),
+      tooOld: encodeCursor({ issuedAt: Date.now() - RESUME_WINDOW_MS - 60_000, positions: ends, lagging: new Map() }),
+    };
+    const answers: Record<string, any> = Object.fromEntries(await Promise.all(Object.entries(cursors).map(async ([name, cursor]) => [name, await c.subscribe(['signal.created'], [], cursor)])));
+    for (const answer of Object.values(answers)) {
+      expect(answer).toMatchObject({ type: 'error', code: 'VALIDATION', details: { issues: [{ path: 'body.resume', message: expect.stringMatching(/resync over REST/) }] } });
+    }
+    expect(Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, a.details.issues[0].code]))).toEqual({
+      malformed: 'invalid_cursor',
+      foreign: 'invalid_cursor',
+      wrongShape: 'invalid_cursor',
+      tooOld: 'cursor_expired',
+    });
+    // A current cursor is accepted.
+    const fresh = encodeCursor({ issuedAt: Date.now(), positions: ends, lagging: new Map() });
+    expect(await c.subscribe(['signal.created'], [], fresh)).toMatchObject({ type: 'subscribed' });
     c.close();
   });
 });
