@@ -77,6 +77,12 @@ export class CatchUps {
     this.running.add(run);
   }
 
+  /** The cursor of a connection as it stands, for a `subscribed` answer. */
+  cursorOf(conn: Connection): string {
+    const now = this.options.now();
+    return encodeCursor(conn.catchingUp === null ? { issuedAt: now, positions: this.options.feed.positions(), lagging: new Map() } : this.positionOf(conn.catchingUp));
+  }
+
   /** Where the live flow stands: a subscription made now starts here. */
   livePositions(): number[] {
     return this.options.feed.positions();

@@ -68,9 +68,10 @@ async function subscribe(conn: Connection, frame: Extract<ClientFrame, { type: '
   const filter = filterKey(events, tokenIds);
   const from = resumed === null ? null : (resumed.lagging.get(filter) ?? resumed.positions);
   const sub = { id: newId('sub'), connection: conn, events, tokenIds, filter, since: from === null ? deps.catchUps.livePositions() : null };
-  // One synchronous step from here: the subscription joins the live flow or its catch-up at a known position.
+  // One synchronous step from here to the answer: the subscription joins the live flow or its catch-up at a known position.
   conn.subscriptions.set(sub.id, sub);
   deps.index.add(sub);
-  conn.send({ type: 'subscribed', ref: frame.id, subscription_id: sub.id, events: sub.events, tokens });
   deps.catchUps.begin(conn, sub, from);
+  // `cursor` (beyond the spec): a client that has received no event yet can resume from here.
+  conn.send({ type: 'subscribed', ref: frame.id, subscription_id: sub.id, events: sub.events, tokens, cursor: deps.catchUps.cursorOf(conn) });
 }
