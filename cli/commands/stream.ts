@@ -81,6 +81,8 @@ function describe(notice: StreamNotice): string {
   switch (notice.kind) {
     case 'connected':
       return `connected to ${notice.url} (${notice.connectionId})`;
+    case 'subscribed':
+      return `subscribed to ${notice.events.join(', ')} (${notice.subscriptionId})${notice.resumed ? ', resuming' : ''}`;
     case 'reconnecting':
       return `${notice.reason}; reconnecting in ${notice.inMs} ms`;
     case 'resume_refused':

@@ -34,6 +34,7 @@ export interface StreamEventFrame {
 /** Something worth telling the user that does not stop the client. */
 export type StreamNotice =
   | { kind: 'connected'; url: string; connectionId: string }
+  | { kind: 'subscribed'; subscriptionId: string; events: string[]; resumed: boolean }
   | { kind: 'reconnecting'; inMs: number; reason: string }
   | { kind: 'resume_refused'; message: string }
   | { kind: 'warning'; code: string; message: string }
@@ -111,10 +112,11 @@ export function connectStream(options: StreamClientOptions): StreamClient {
         watchdog = setTimeout(() => ws.terminate(), pingSec * 2_000 + 1_000);
       };
       let pingSec = 25;
-      const pending = new Map<string, StreamSubscription>();
+      /** Subscribe frames awaiting their answer by ref, and whether they resumed. */
+      const pending = new Map<string, { sub: StreamSubscription; resumed: boolean }>();
       const subscribe = (sub: StreamSubscription, index: number, from: string | null) => {
         const id = `s${index}`;
-        pending.set(id, sub);
+        pending.set(id, { sub, resumed: from !== null });
         ws.send(JSON.stringify({ type: 'subscribe', id, events: sub.events, tokens: sub.tokens ?? [], ...(from === null ? {} : { resume: from }) }));
       };
       ws.on('unexpected-response', (_req, res) => {
@@ -140,6 +142,7 @@ export function connectStream(options: StreamClientOptions): StreamClient {
             options.subscriptions.forEach((sub, i) => subscribe(sub, i, cursor));
             return;
           case 'subscribed':
+            notice({ kind: 'subscribed', subscriptionId: frame.subscription_id, events: frame.events, resumed: pending.get(frame.ref)?.resumed ?? false });
             pending.delete(frame.ref);
             cursor ??= frame.cursor ?? null;
             return;
@@ -151,7 +154,7 @@ export function connectStream(options: StreamClientOptions): StreamClient {
             notice({ kind: 'warning', code: frame.code, message: frame.message });
             return;
           case 'error': {
-            const sub = frame.ref === undefined ? undefined : pending.get(frame.ref);
+            const sub = frame.ref === undefined ? undefined : pending.get(frame.ref)?.sub;
             const refusedResume = sub !== undefined && frame.details?.issues?.some((i: { path?: string }) => i.path === 'body.resume');
             if (refusedResume) {
               // The cursor is too old or foreign: what came in between is lost to the stream (resync over REST).
