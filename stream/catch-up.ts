@@ -68,7 +68,7 @@ export class CatchUps {
   begin(conn: Connection, sub: Subscription<Connection>, from: number[] | null): void {
     const live = this.options.feed.positions();
     if (conn.catchingUp !== null) {
-      conn.catchingUp.set(sub, from ?? live);
+      conn.catchingUp.set(sub, from === null ? live : [...from]);
       return;
     }
     if (from === null || sameOffsets(from, live)) return;
