@@ -102,22 +102,23 @@ export class CatchUps {
       while (open()) {
         const target = feed.positions();
         for (let p = 0; p < target.length && open(); p++) {
-          let from = Math.min(...[...positions.values()].map((at) => at[p]));
-          while (from < target[p] && open()) {
-            const records = await log.read(PUBLIC_EVENTS_TOPIC, p, from, Math.min(READ_BATCH, target[p] - from));
+          // The reader's place on p. A subscription added behind it meanwhile is read for on the next pass.
+          let reader = Math.min(...[...positions.values()].map((at) => at[p]));
+          while (reader < target[p] && open()) {
+            const records = await log.read(PUBLIC_EVENTS_TOPIC, p, reader, Math.min(READ_BATCH, target[p] - reader));
             if (records.length === 0) break;
             for (const record of records) {
               if (record.offset >= target[p]) break;
               const event = await decodePublicEvent(record, this.options);
               await this.roomFor(conn);
               // From here to the send, synchronous: the subscriptions are the ones the decision saw.
-              const due = event !== null && this.due(conn, positions, event, p, record.offset);
-              advance(positions, p, record.offset + 1);
+              const due = event !== null && this.due(conn, positions, event, p, reader, record.offset);
+              carry(positions, p, reader, record.offset + 1);
+              reader = record.offset + 1;
               if (due) conn.sendEvent(eventFrame(event, encodeCursor(this.positionOf(positions))), event.eventId);
             }
-            from = records.at(-1)!.offset + 1;
           }
-          advance(positions, p, target[p]);
+          if (reader < target[p]) carry(positions, p, reader, target[p]);
         }
         // Synchronous from the check to the switch: the feed hands out no event in between.
         const live = feed.positions();
@@ -135,13 +136,16 @@ export class CatchUps {
     }
   }
 
-  private due(conn: Connection, positions: Map<Subscription<Connection>, number[]>, e: PublicEvent, partition: number, offset: number): boolean {
+  /**
+   * Whether the record at `offset` goes out: a subscription standing at the reader that asks
+   * for it has not seen it, and no subscription past it that asked for it since it began has.
+   */
+  private due(conn: Connection, positions: Map<Subscription<Connection>, number[]>, e: PublicEvent, partition: number, reader: number, offset: number): boolean {
     if (e.dataset !== DATASET || !reachesKey(e, conn.key.id, conn.key.team?.id ?? null)) return false;
     let wanted = false;
     for (const [sub, at] of positions) {
-      if (!subscriptionMatches(sub, e)) continue;
-      if (offset >= at[partition]) wanted = true;
-      // Passed and asked for since it began: the client has it already.
+      if (at[partition] < reader || !subscriptionMatches(sub, e)) continue;
+      if (at[partition] <= offset) wanted = true;
       else if (sub.since === null || offset >= sub.since[partition]) return false;
     }
     return wanted;
@@ -169,8 +173,9 @@ export class CatchUps {
   }
 }
 
-function advance(positions: Map<Subscription<Connection>, number[]>, partition: number, next: number): void {
-  for (const at of positions.values()) at[partition] = Math.max(at[partition], next);
+/** Moves the subscriptions the reader carries (standing in [from, next)) to `next`; those behind or ahead stay. */
+function carry(positions: Map<Subscription<Connection>, number[]>, partition: number, from: number, next: number): void {
+  for (const at of positions.values()) if (at[partition] >= from && at[partition] < next) at[partition] = next;
 }
 
 export function sameOffsets(a: readonly number[], b: readonly number[]): boolean {

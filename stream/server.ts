@@ -47,6 +47,8 @@ export interface StreamServer {
   port: number;
   /** Open connections, for tests and the presence announcement. */
   connectionCount(): number;
+  /** Subscriptions over all connections, for tests: a subscribe has been applied once it counts. */
+  subscriptionCount(): number;
   /** Graceful: closes every socket with 1001 so clients reconnect elsewhere. */
   stop(): Promise<void>;
 }
@@ -186,6 +188,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   return {
     port: (http.address() as AddressInfo).port,
     connectionCount: () => connections.size,
+    subscriptionCount: () => [...connections].reduce((n, conn) => n + conn.subscriptions.size, 0),
     async stop() {
       clearInterval(pingTimer);
       clearInterval(keyTimer);

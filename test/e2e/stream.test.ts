@@ -15,7 +15,7 @@ import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent } from '../../schemas/records.ts';
 import { RESUME_WINDOW_MS } from '../../stream/catch-up.ts';
-import { encodeCursor } from '../../stream/cursor.ts';
+import { decodeCursor, encodeCursor } from '../../stream/cursor.ts';
 import { StreamDirectory } from '../../stream/presence.ts';
 import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { runCommand } from '../helpers/cli.ts';
@@ -301,6 +301,48 @@ describe('resuming from a cursor', () => {
     expect(new Set(ids(again)).size).toBe(ids(again).length);
     expect([...ids(again)].sort()).toEqual([...rest].sort());
     again.close();
+  });
+
+  it('reads again for a subscription resumed behind a catch-up under way, without skipping what it missed', async () => {
+    const probe = await open();
+    const older = (await probe.subscribe(['score.updated'], ['$ALPHA'])).cursor as string;
+    const early = Array.from({ length: 10 }, () => publicEvent('token.score.updated', 'tk_alpha'));
+    await publish(...early);
+    await probe.next((f) => f.id === early.at(-1)!.eventId);
+    const newer = probe.of('event').at(-1).cursor as string;
+    probe.close();
+    // 48 MB on ALPHA's partition: more than the loopback socket buffers (up to 32 MiB received, 4 MiB sent) and the 256 KiB send buffer hold.
+    const bulk = Array.from({ length: 1000 }, (_, i) => (i % 50 === 0 ? publicEvent('token.score.updated', 'tk_alpha') : publicEvent('signal.created', 'tk_alpha', {}, 48_000)));
+    for (let i = 0; i < bulk.length; i += 100) await publish(...bulk.slice(i, i + 100));
+    const end = (await log.endOffsets(TOPICS.publicEvents.name)).map((p) => p.offset);
+    // An instance started now (its feed at the end) with a small send buffer, so a paused client holds its catch-up mid-way.
+    const held = await startStreamServer({ log, codec, store, logger: silentLogger, port: 0, host: '127.0.0.1', pingIntervalMs: 600_000, maxBufferedBytes: 256 * 1024, pollMs: 10 });
+    try {
+      const c = await open(key.key, {}, '', `ws://127.0.0.1:${held.port}/v1/stream`);
+      // Paused as the answer arrives: the catch-up it starts gets no further than the buffers.
+      c.socket.on('message', (data) => JSON.parse(String(data)).ref === 'ahead' && c.socket.pause());
+      c.send({ type: 'subscribe', id: 'ahead', events: ['signal.created'], tokens: ['$ALPHA'], resume: newer });
+      await c.next((f) => f.ref === 'ahead');
+      c.send({ type: 'subscribe', id: 'behind', events: ['score.updated'], tokens: ['$ALPHA'], resume: older });
+      // Still paused until the server has applied it: the catch-up is held mid-way by then.
+      await waitFor(() => held.subscriptionCount() === 2, 'the second subscription applied');
+      c.socket.resume();
+      const signals = bulk.filter((e) => e.type === 'signal.created').map((e) => e.eventId);
+      const scores = [...early, ...bulk].filter((e) => e.type === 'token.score.updated').map((e) => e.eventId);
+      await waitFor(() => c.ids().length >= signals.length + scores.length, 'every signal and score', 30_000);
+      // Its answer shows the catch-up under way: the signals subscription past the scores one, short of the end.
+      const answer = decodeCursor(c.frames.find((f) => f.ref === 'behind').cursor)!;
+      const ahead = [...answer.lagging.values()];
+      expect(ahead).toHaveLength(1);
+      const partition = ahead[0].findIndex((o, p) => o !== answer.positions[p]);
+      expect(answer.positions[partition]).toBeLessThan(ahead[0][partition]);
+      expect(ahead[0][partition]).toBeLessThan(end[partition]);
+      expect(new Set(c.ids()).size).toBe(c.ids().length);
+      expect([...c.ids()].sort()).toEqual([...signals, ...scores].sort());
+      c.close();
+    } finally {
+      await held.stop();
+    }
   });
 
   it('resumes on another instance of the stream: the cursor is log positions', async () => {
