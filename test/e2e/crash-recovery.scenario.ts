@@ -30,6 +30,14 @@ export interface World {
   codec: Codec;
   /** Environment of `tqa start` on this world (log mode, brokers, data dir). */
   env: Record<string, string>;
+  /**
+   * Checkpoint interval of the engines whose checkpoints time the kills: short enough that
+   * an engine saves several times before the end of this world's input (0: at every chunk
+   * of outputs, for a world small enough to be fetched whole).
+   */
+  killCheckpointMs: number;
+  /** Whether a standby engine waits and takes over in step 2, or the engine is restarted. */
+  standby: boolean;
 }
 
 interface Role {
@@ -177,7 +185,8 @@ export interface FaultReport {
  * checkpoint saves (inotify on its state dir, so a kill lands at once, whatever the log mode):
  *  1. early: right after the first engine's first checkpoint;
  *  2. later: a standby engine is started once the second engine saved a checkpoint (so it
- *     holds the group), and takes over (no restart) when the second is killed after its next;
+ *     holds the group), and takes over (no restart) when the second is killed after its next
+ *     (where the world says so; else the engine is restarted);
  *  3. while the engine that took over writes a checkpoint (on the temporary file's creation);
  *  4. once every derived record exists, i.e. right after the engine read its input to the end,
  *     before it saved a checkpoint covering it.
@@ -192,8 +201,7 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
     await kill(...roles);
     kills.push({ at, derived: await derived.refresh(), ...extra });
   };
-  // Engines whose checkpoints time the kills save several times before the input ends.
-  const fast = { TQA_CHECKPOINT_INTERVAL_MS: '300' };
+  const fast = { TQA_CHECKPOINT_INTERVAL_MS: String(world.killCheckpointMs) };
 
   // 1. early
   let engine = startRole(world, 'processors', 'engine-1', fast);
@@ -201,17 +209,17 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   await nextCheckpointSave(stateDir, engine);
   await killed('early', [engine, projections]);
 
-  // 2. later, with a standby that takes over
+  // 2. later, with a standby that takes over (or a restart)
   engine = startRole(world, 'processors', 'engine-2', fast);
   projections = startRole(world, 'projections', 'projections-2');
   await nextCheckpointSave(stateDir, engine);
-  const standby = startRole(world, 'processors', 'engine-standby', fast);
+  const standby = world.standby ? startRole(world, 'processors', 'engine-standby', fast) : undefined;
   await nextCheckpointSave(stateDir, engine);
-  await killed('later, a standby taking over', [engine, projections]);
+  await killed(standby ? 'later, a standby taking over' : 'later', [engine, projections]);
   projections = startRole(world, 'projections', 'projections-3');
 
   // 3. during a checkpoint write of the engine that took over (or of a restarted one, until a kill lands mid-write)
-  let active = standby;
+  let active = standby ?? startRole(world, 'processors', 'engine-3', fast);
   let attempts = 0;
   for (;;) {
     attempts++;

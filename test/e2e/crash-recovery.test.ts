@@ -21,7 +21,7 @@ describe('kill -9 of the engine and the projections during a catch-up, on the em
   async function seededWorld(): Promise<World> {
     const dir = await mkdtemp(join(tmpdir(), 'tqa-crash-'));
     const { log, codec } = await openEmbedded(dir);
-    const world = { dir, log, codec, env: { TQA_DATA_DIR: dir, TQA_LOG: 'embedded' } };
+    const world = { dir, log, codec, env: { TQA_DATA_DIR: dir, TQA_LOG: 'embedded' }, killCheckpointMs: 300, standby: true };
     worlds.push(world);
     await seedHistory({ log, codec, dataDir: dir, ...WORLD });
     return world;
