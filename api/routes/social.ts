@@ -8,7 +8,7 @@ import {
   listCohorts,
   type CohortSummary,
 } from '../../projections/read-models/cohorts.ts';
-import { getNarrative, heatmap, latestBucketClose, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
+import { getNarrative, heatmap, settledBucketClose, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
 import { activeSignalsOn } from '../../projections/read-models/signals.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
@@ -201,13 +201,13 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     summary: 'Narrative map',
     description:
       'Every narrative as of its latest closed hour, by slug, in one page; with `as_of`, its latest hour closed by then. ' +
-      'Without it, `as_of` is the close of the newest hour stored.',
+      'Without it, `as_of` is the newest hour close up to which every narrative\'s bucket is stored.',
     query: AsOfQuerySchema,
     errors: ['VALIDATION'],
     response: { schema: NarrativeListSchema, description: 'The narratives.' },
     handler: async ({ query }) => {
-      const asked = await asOfOf(query);
-      const [rows, asOf] = await Promise.all([narrativeMap(store, asked), asked ?? latestBucketClose(store)]);
+      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const rows = await narrativeMap(store, asOf ?? undefined);
       return { ...header('list'), data: rows.map(presentNarrative), hasMore: false, nextCursor: null, total: rows.length, asOf: iso(asOf ?? null) };
     },
   });
@@ -225,8 +225,8 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     errors: ['VALIDATION'],
     response: { schema: NarrativeRotationSchema, description: 'Share changes.' },
     handler: async ({ query }) => {
-      const asked = await asOfOf(query);
-      const [r, asOf] = await Promise.all([rotation(store, query.window, asked), asked ?? latestBucketClose(store)]);
+      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const r = await rotation(store, query.window, asOf ?? undefined);
       return {
         ...header('narrative_rotation'),
         window: r.window,
@@ -251,9 +251,9 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     errors: ['VALIDATION'],
     response: { schema: NarrativeHeatmapSchema, description: 'The matrix.' },
     handler: async ({ query }) => {
-      const asked = await asOfOf(query);
+      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
       const { as_of: _, ...shape } = query;
-      const [h, asOf] = await Promise.all([heatmap(store, shape, asked), asked ?? latestBucketClose(store)]);
+      const h = await heatmap(store, shape, asOf ?? undefined);
       return {
         ...header('narrative_heatmap'),
         metric: h.metric,
@@ -278,10 +278,10 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     errors: ['NOT_FOUND', 'VALIDATION'],
     response: { schema: NarrativeDetailSchema, description: 'The narrative as of its latest closed hour.' },
     handler: async ({ params, query }) => {
-      const asked = await asOfOf(query);
-      const [n, asOf] = await Promise.all([getNarrative(store, params.slug, asked), asked ?? latestBucketClose(store)]);
-      if (n === null) throw new ApiError('NOT_FOUND', `no narrative ${params.slug}`);
-      return { ...presentNarrative(n), asOf: iso(asOf ?? n.bucketStart) };
+      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const n = asOf === null ? null : await getNarrative(store, params.slug, asOf);
+      if (n === null || asOf === null) throw new ApiError('NOT_FOUND', `no narrative ${params.slug}`);
+      return { ...presentNarrative(n), asOf: iso(asOf) };
     },
   });
 

@@ -263,13 +263,13 @@ export const NarrativeDetailSchema = named(
   'NarrativeDetail',
   z.strictObject({
     ...NarrativeSchema.shape,
-    asOf: asOfField.unwrap().describe('The time this answer is for: the `as_of` asked, or without it the close of the newest hour stored.'),
+    asOf: asOfField.unwrap().describe('The time this answer is for: the `as_of` asked, or without it the newest hour close up to which every narrative\'s bucket is stored.'),
   }),
   'A narrative as of its latest hour closed by `as_of`.',
 );
 
 const narrativeAsOf = asOfField.describe(
-  'The time this answer is for: the `as_of` asked, or without it the close of the newest hour stored; null before any narrative data.',
+  'The time this answer is for: the `as_of` asked, or without it the newest hour close up to which every narrative\'s bucket is stored; null before any narrative data.',
 );
 
 export const NarrativeRotationSchema = named(

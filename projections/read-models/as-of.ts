@@ -59,13 +59,15 @@ export async function latestHistoryAsOf(store: ReadStore, names: readonly string
 }
 
 /**
- * The time live listings (tokens, scan) are read as of: the newest time up to which the
- * history holds every snapshot, so reading as of it later gives the same answer. The engine
- * writes quant.snapshots in event-time order within each partition, and the projection
- * stores each partition in offset order; so every snapshot up to the newest one stored from
- * a partition is stored, and the history is complete up to the least of those times over
- * the partitions. Partitions without any token in the last stretch are left out. Null when
- * the history is empty.
+ * The time live listings (tokens, scan) are read as of: a time up to which the history holds
+ * every snapshot, so reading as of it later gives the same answer. The engine writes
+ * quant.snapshots in event-time order within each partition, and the projection stores each
+ * partition in offset order; so once a snapshot of time M is stored from a partition, every
+ * snapshot of that partition before M is too (those of M itself may still be on their way:
+ * a batch can end within a step). Snapshots sit on the grid, so the step before M is
+ * complete; the history is complete up to the least of those over the partitions.
+ * Partitions without any token in the last stretch are left out. Null when the history is
+ * empty.
  */
 export async function settledSnapshotTime(store: ReadStore): Promise<number | null> {
   const { latest } = await snapshotHistoryRange(store);
@@ -82,5 +84,5 @@ export async function settledSnapshotTime(store: ReadStore): Promise<number | nu
     const p = partitionForKey(row.token_id, partitions);
     newestPerPartition.set(p, Math.max(newestPerPartition.get(p) ?? -Infinity, row.latest));
   }
-  return Math.min(...newestPerPartition.values());
+  return Math.min(...newestPerPartition.values()) - SNAPSHOT_GRID_MS;
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { partitionForKey } from '../../infra/log/partitioner.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
 import { NarrativeContributorSchema, NarrativeTokenCountSchema } from '../../schemas/records/quant-social.ts';
 import type { ProjectionTables } from '../tables.ts';
 import { narrativeBuckets as def, type NarrativeBucketRow } from '../tables/social.ts';
@@ -10,7 +12,7 @@ import { narrativeBuckets as def, type NarrativeBucketRow } from '../tables/soci
  * buckets closed by then are read (a bucket's `ts` is the end of its hour, when the engine
  * emits it), so an answer as of a past time is the one given then. Windows end at the end of
  * the latest of those buckets, so answers depend only on the data, not on the clock. Without
- * `asOf`, every stored bucket is read, and `latestBucketClose` is the time that answers for.
+ * `asOf`, every stored bucket is read; the API reads as of `settledBucketClose` instead.
  */
 
 const HOUR = 3_600_000;
@@ -94,12 +96,39 @@ function closedBy(asOf: number | undefined): Sql {
   return asOf === undefined ? sql`${true}` : sql`${column(def, 'ts')} <= ${int64(asOf)}`;
 }
 
-/** The close of the newest stored bucket (epoch ms), the time live narrative answers are for; null when there is none. */
-export async function latestBucketClose(store: Store): Promise<number | null> {
-  const [row] = await store.query<{ n: number; latest: number | null }>(
-    sql`SELECT count(*) AS n, max(${column(def, 'ts')}) AS latest FROM ${table(def)}`,
+/**
+ * The time live narrative answers are for (epoch ms): an hour close up to which every bucket
+ * is stored; null when there is none. The engine closes every known narrative's bucket each
+ * hour (a narrative, once known, stays known) and writes quant.narratives in event-time order
+ * within each partition (keyed by slug); the projection stores each partition in order. So
+ * once a bucket closing at C is stored from a partition, every bucket of that partition
+ * closing before C is too, and those closing at C are all there once each narrative of the
+ * partition that closed C − 1 h has closed C as well. The history is complete up to the least
+ * of those complete closes over the partitions.
+ */
+export async function settledBucketClose(store: Store): Promise<number | null> {
+  const ts = column(def, 'ts');
+  const [latest] = await store.query<{ n: number; latest: number | null }>(sql`SELECT count(*) AS n, max(${ts}) AS latest FROM ${table(def)}`);
+  if (latest === undefined || latest.n === 0 || latest.latest === null) return null;
+  // Partitions stored far behind the newest close still bound the answer; two days back is plenty for one batch.
+  const rows = await store.query<{ narrative: string; ts: number }>(
+    sql`SELECT ${columns(def, ['narrative', 'ts'])} FROM ${table(def)} WHERE ${ts} >= ${int64(latest.latest - 48 * HOUR)}`,
   );
-  return row === undefined || row.n === 0 ? null : row.latest;
+  const closes = new Set(rows.map((r) => `${r.narrative}@${r.ts}`));
+  const byPartition = new Map<number, { newest: number; narratives: Set<string> }>();
+  for (const r of rows) {
+    const p = partitionForKey(r.narrative, TOPICS.narratives.partitions);
+    const entry = byPartition.get(p) ?? { newest: -Infinity, narratives: new Set<string>() };
+    entry.newest = Math.max(entry.newest, r.ts);
+    entry.narratives.add(r.narrative);
+    byPartition.set(p, entry);
+  }
+  let settled = Infinity;
+  for (const { newest, narratives } of byPartition.values()) {
+    const complete = [...narratives].every((n) => !closes.has(`${n}@${newest - HOUR}`) || closes.has(`${n}@${newest}`));
+    settled = Math.min(settled, complete ? newest : newest - HOUR);
+  }
+  return settled;
 }
 
 /** Per narrative, its latest hourly bucket (closed by `asOf` when given). */

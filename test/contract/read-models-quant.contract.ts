@@ -6,6 +6,7 @@ import { analogCandidates } from '../../projections/read-models/analog-candidate
 import { ReadModelError } from '../../projections/read-models/cursor.ts';
 import { datasetFreshness } from '../../projections/read-models/freshness.ts';
 import { partitionForKey } from '../../infra/log/partitioner.ts';
+import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
 import { MAX_SCAN_CONDITIONS, scan, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { activeSignalsOn, getSignal, signalFeed, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
@@ -151,8 +152,9 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
     };
     const putSignals = (values: Signal[]) => store.upsert('signals', values.map(signalRow));
     const ids = (rows: { tokenId: string }[]) => rows.map((r) => r.tokenId);
-    const tokensBy = async (query: Omit<ListTokensQuery, 'limit'>) => ids((await listTokens(store, { limit: 100, ...query })).rows);
+    const tokensBy = async (query: Omit<ListTokensQuery, 'limit'>) => ids((await listTokens(store, { limit: 100, asOf: T0, ...query })).rows);
 
+    // As of T0, the time of these snapshots: live, a listing reads as of the step before the newest (as-of.ts).
     describe('listTokens', () => {
       beforeEach(async () => {
         await putSnapshots([
@@ -175,7 +177,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       it('returns every rule field of the snapshot as stored, null where it has none', async () => {
-        const { rows, hasMore, nextCursor } = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 1 });
+        const { rows, hasMore, nextCursor } = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 1 });
         const stored = snapshot('tk_a', { scores: { momentum: 50 }, features: { unique_authors_1h: 3 } });
         const values: Record<string, number | null> = { ...stored.features, ...stored.scores };
         expect(rows).toEqual([
@@ -206,7 +208,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         // LIKE wildcards are plain characters in a search.
         expect(await tokensBy({ sort: 'momentum', dir: 'desc', q: '%' })).toEqual(['tk_g']);
         expect(await tokensBy({ sort: 'momentum', dir: 'desc', q: 'nothing like it' })).toEqual([]);
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 5, q: 'x'.repeat(65) }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 5, q: 'x'.repeat(65) }))).toBe('INVALID_ARGUMENT');
       });
 
       for (const dir of ['desc', 'asc'] as const) {
@@ -219,7 +221,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
           const seen: string[] = [];
           let cursor: string | undefined;
           for (let page = 0; ; page++) {
-            const result = await listTokens(store, { sort: 'momentum', dir, limit: 4, cursor });
+            const result = await listTokens(store, { asOf: T0, sort: 'momentum', dir, limit: 4, cursor });
             seen.push(...ids(result.rows));
             // Newcomers on both sides of the cursor, and one tying its value, and with a null.
             await putSnapshots([
@@ -241,29 +243,29 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       }
 
       it('refuses a cursor from another sort, direction or filter, and one that is not a cursor', async () => {
-        const first = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2 });
+        const first = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2 });
         const cursor = first.nextCursor ?? '';
         expect(cursor).not.toBe('');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'asc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'conviction', dir: 'desc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, chain: 'eth' }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor: 'bm90IGEgY3Vyc29y' }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'asc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'conviction', dir: 'desc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor, chain: 'eth' }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor: 'bm90IGEgY3Vyc29y' }))).toBe('INVALID_CURSOR');
         // The cursor reads as of its first page's time; another time with it is refused, the same one is not.
         expect(first.asOf).toBe(T0);
         expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 + 1 }))).toBe('INVALID_CURSOR');
         expect((await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 })).asOf).toBe(T0);
         // A cursor of one listing is no cursor of another.
         expect(await refusal(signalFeed(store, { status: 'all', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        const second = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor });
+        const second = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor });
         expect(ids(second.rows)).toEqual(['tk_d', 'tk_b']);
       });
 
       it('refuses sort fields outside the rule fields and bad limits', async () => {
         for (const sort of ['symbol', 'snapshot', 'token_id', 'momentum; DROP TABLE tokens', 'MOMENTUM']) {
-          expect(await refusal(listTokens(store, { sort, dir: 'desc', limit: 5 }))).toBe('INVALID_FIELD');
+          expect(await refusal(listTokens(store, { asOf: T0, sort, dir: 'desc', limit: 5 }))).toBe('INVALID_FIELD');
         }
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 0 }))).toBe('INVALID_ARGUMENT');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 101 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 0 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 101 }))).toBe('INVALID_ARGUMENT');
       });
     });
 
@@ -580,7 +582,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
           newest.set(p, Math.max(newest.get(p) ?? 0, ts));
         }
         const settled = await settledSnapshotTime(store);
-        expect(settled).toBe(Math.min(...newest.values()));
+        expect(settled).toBe(Math.min(...newest.values()) - SNAPSHOT_GRID_MS);
         const query: ScanQuery = { rules: [{ field: 'momentum', op: '>', value: 0 }], sort: 'momentum', sortDir: 'asc', limit: 10, chains: ['solana', 'base'] };
         const live = await scan(store, query, T0 + 10 * minute);
         expect(live.map((r) => r.tokenId)).toEqual(['tk_a', 'tk_b', 'tk_d']);
