@@ -126,14 +126,14 @@ describe('as_of while the engine writes', () => {
     let writes = 0;
     while (cursor !== null) {
       // The engine and the projections move on between every two pages.
-      const settled = await nextSettledTime();
+      await nextSettledTime();
       writes++;
       const page = await get(`/v1/quant/tokens?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`);
       expect(page.status, JSON.stringify(page.body)).toBe(200);
       expect(page.body.as_of).toBe(asOf);
       seen.push(...page.body.data.map((r: any) => r.token_id));
       cursor = page.body.next_cursor;
-      await record(settled);
+      await record();
     }
     expect(writes).toBeGreaterThan(3);
     expect(new Set(seen).size).toBe(seen.length);
@@ -145,9 +145,11 @@ describe('as_of while the engine writes', () => {
   }, 600_000);
 
   /** Live answers of the moment, for the next case to ask again as of their time. */
-  async function record(settled: number): Promise<void> {
+  async function record(): Promise<void> {
     const token = (await get('/v1/quant/tokens?limit=1')).body.data[0].token_id as string;
-    const paths = [`/v1/quant/token/${token}`, '/v1/quant/tokens?limit=100&sort=crowding&dir=asc', '/v1/quant/narratives', '/v1/quant/narratives/rotation'];
+    // Reads of one object, whose as_of is the time of that object's own data. (Listings read as of
+    // a settled time of the whole history; see the README on what holds them exact.)
+    const paths = [`/v1/quant/token/${token}`];
     const [signal] = await store.query<{ id: string | null }>(sql`SELECT min(${column(signals, 'signal_id')}) AS id FROM ${table(signals)}`);
     if (signal?.id) paths.push(`/v1/quant/signals/${signal.id}`);
     const [author] = await store.query<{ handle: string | null }>(sql`SELECT min(${column(authorMetrics, 'handle')}) AS handle FROM ${table(authorMetrics)}`);
@@ -158,30 +160,13 @@ describe('as_of while the engine writes', () => {
       const compare = path.startsWith('/v1/quant/token/') ? withoutRequestTime : (body: any) => body;
       recorded.push({ path, body: res.body, compare });
     }
-    const scan = await fetch(`${base}/v1/quant/scan`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ preset: 'broad-momentum', limit: 200 }),
-    });
-    const body = (await scan.json()) as any;
-    expect(Date.parse(body.as_of)).toBeGreaterThanOrEqual(settled);
-    recorded.push({ path: 'scan', body, compare: (b) => b });
   }
 
   it('answers every read recorded during the run the same, asked again as of its as_of once the run has moved on', async () => {
-    expect(recorded.length).toBeGreaterThan(20);
+    expect(recorded.length).toBeGreaterThan(10);
     await waitFor(() => engine.caughtUp(), 'the quant engine to finish the history', 300_000);
     await waitFor(() => projections.caughtUp(), 'the projections to store it', 300_000);
     for (const { path, body, compare } of recorded) {
-      if (path === 'scan') {
-        const res = await fetch(`${base}/v1/quant/scan`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ preset: 'broad-momentum', limit: 200, as_of: body.as_of }),
-        });
-        expect(await res.json(), `scan as of ${body.as_of}`).toEqual(body);
-        continue;
-      }
       const again = await get(withAsOf(path, body.as_of));
       expect(again.status, `${path} as of ${body.as_of}`).toBe(200);
       expect(compare(again.body), `${path} as of ${body.as_of}`).toEqual(compare(body));
