@@ -29,7 +29,7 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'status then (a signal that ended later is `active`, `ended_at` null), and `status` filters on that status. `next_cursor` ' +
       "carries the first page's `as_of`, so every page reads the feed as of the same time.",
     query: SignalFeedQuerySchema,
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     response: { schema: SignalListSchema, description: 'A page of signals.' },
     handler: async ({ query }) => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
@@ -75,7 +75,7 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       '(404 when it had not fired yet; `active` when it ended later), and so are its prior firings.',
     params: SignalIdParamsSchema,
     query: SignalDetailQuerySchema,
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     response: { schema: SignalDetailSchema, description: 'The signal.' },
     handler: async ({ params, query }) => {
       const asked = await pointInTime.check(query.as_of, 'query.as_of');

@@ -63,7 +63,7 @@ function presentCohortSummary(c: CohortSummary): z.input<typeof CohortSummarySch
 /** Authors, cohorts and narratives (spec 2.9, 4.3). */
 export function socialRoutes({ store, now, tokens: directory }: RouteDeps): RouteGroup {
   const pointInTime = new PointInTime({ store, now });
-  const asOfOf = (query: { as_of?: number }) => pointInTime.check(query.as_of, 'query.as_of');
+  const checkAsOf = (query: { as_of?: number }) => pointInTime.check(query.as_of, 'query.as_of');
 
   const author = defineRoute({
     method: 'GET',
@@ -76,10 +76,10 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'The handle is matched case-insensitively, with or without a leading @.',
     params: HandleParamsSchema,
     query: AsOfQuerySchema,
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     response: { schema: AuthorMetricsSchema, description: "The author's metrics." },
     handler: async ({ params, query }) => {
-      const asOf = await asOfOf(query);
+      const asOf = await checkAsOf(query);
       const m = await authorMetrics(store, params.handle, asOf);
       if (m === null) throw new ApiError('NOT_FOUND', asOf === undefined ? `no author ${params.handle}` : `no metrics of ${params.handle} by ${iso(asOf)}`);
       return {
@@ -122,10 +122,9 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'team sharing. One page holds every cohort: auto first, then manual, each by name. With `as_of`, the cohorts as they were then: ' +
       "each one's membership version in effect at that time (cohorts deleted by then left out); without it, `as_of` is the newest change of any cohort.",
     query: CohortListQuerySchema,
-    errors: ['VALIDATION'],
     response: { schema: CohortListSchema, description: 'The cohorts.' },
     handler: async ({ query, ctx }) => {
-      const asked = await asOfOf(query);
+      const asked = await checkAsOf(query);
       const viewer = { kind: query.kind, viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null };
       const [rows, asOf] = await Promise.all([listCohorts(store, viewer, asked), asked ?? latestCohortChange(store)]);
       return {
@@ -152,11 +151,12 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'latest change, whichever is later. A cohort the key may not see (a manual cohort of another key) answers 404, as an unknown one does.',
     params: CohortParamsSchema,
     query: AsOfQuerySchema,
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     response: { schema: CohortSchema, description: 'The cohort.' },
     handler: async ({ params, query, ctx }) => {
       const viewer = { viewerKeyId: keyOf(ctx).id, viewerTeamId: keyOf(ctx).team?.id ?? null };
-      const asked = await asOfOf(query);
+      const asked = await checkAsOf(query);
+      // Live: the cohort as it stands, only to know its latest change (no events needed).
       const current = asked === undefined ? await getCohort(store, params.id, viewer, 0) : null;
       const to = asked ?? Math.max((await latestMention(store)) ?? 0, current?.ts ?? 0);
       // The live answer is the answer as of the newest data it reads, so asking again later with its as_of gives it back.
@@ -203,10 +203,9 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'Every narrative as of its latest closed hour, by slug, in one page; with `as_of`, its latest hour closed by then. ' +
       'Without it, `as_of` is the newest hour close up to which every narrative\'s bucket is stored.',
     query: AsOfQuerySchema,
-    errors: ['VALIDATION'],
     response: { schema: NarrativeListSchema, description: 'The narratives.' },
     handler: async ({ query }) => {
-      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const asOf = (await checkAsOf(query)) ?? (await settledBucketClose(store));
       const rows = await narrativeMap(store, asOf ?? undefined);
       return { ...header('list'), data: rows.map(presentNarrative), hasMore: false, nextCursor: null, total: rows.length, asOf: iso(asOf ?? null) };
     },
@@ -222,10 +221,9 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'Attention-share change per narrative: its share of all token mentions over the window ending with the latest closed hour, ' +
       'against the window of equal length before. With `as_of`, over the hours closed by then.',
     query: RotationQuerySchema,
-    errors: ['VALIDATION'],
     response: { schema: NarrativeRotationSchema, description: 'Share changes.' },
     handler: async ({ query }) => {
-      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const asOf = (await checkAsOf(query)) ?? (await settledBucketClose(store));
       const r = await rotation(store, query.window, asOf ?? undefined);
       return {
         ...header('narrative_rotation'),
@@ -248,10 +246,9 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'Narratives by time: one row per narrative with data in the range (by slug), one column per bucket; raw values and per-row intensity. ' +
       'The columns end with the latest closed hour of data (closed by `as_of` when given).',
     query: HeatmapQuerySchema,
-    errors: ['VALIDATION'],
     response: { schema: NarrativeHeatmapSchema, description: 'The matrix.' },
     handler: async ({ query }) => {
-      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const asOf = (await checkAsOf(query)) ?? (await settledBucketClose(store));
       const { as_of: _, ...shape } = query;
       const h = await heatmap(store, shape, asOf ?? undefined);
       return {
@@ -275,10 +272,10 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     description: 'The narrative as of its latest closed hour; with `as_of`, its latest hour closed by then (404 when it had none yet).',
     params: NarrativeParamsSchema,
     query: AsOfQuerySchema,
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     response: { schema: NarrativeDetailSchema, description: 'The narrative as of its latest closed hour.' },
     handler: async ({ params, query }) => {
-      const asOf = (await asOfOf(query)) ?? (await settledBucketClose(store));
+      const asOf = (await checkAsOf(query)) ?? (await settledBucketClose(store));
       const n = asOf === null ? null : await getNarrative(store, params.slug, asOf);
       if (n === null || asOf === null) throw new ApiError('NOT_FOUND', `no narrative ${params.slug}`);
       return { ...presentNarrative(n), asOf: iso(asOf) };

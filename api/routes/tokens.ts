@@ -153,7 +153,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
     params: TokenParamsSchema,
     query: TokenSnapshotQuerySchema,
     response: { schema: TokenSnapshotSchema, description: 'The latest snapshot, or the one in effect at `as_of`.' },
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     handler: async ({ params, query }) => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
       const { token, snapshot } = await tokenWithSnapshot(params.token, asOf);
@@ -185,7 +185,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
     params: TokenParamsSchema,
     query: AnalogsQuerySchema,
     response: { schema: TokenAnalogsSchema, description: 'The nearest analogs and their summary.' },
-    errors: ['NOT_FOUND', 'VALIDATION'],
+    errors: ['NOT_FOUND'],
     handler: async ({ params, query }): Promise<z.input<typeof TokenAnalogsSchema>> => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
       const { token, snapshot } = await tokenWithSnapshot(params.token, asOf);
@@ -227,7 +227,6 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       'so every page reads the same snapshots and following it visits each token exactly once while new snapshots arrive. ' +
       `Identical requests within ${READ_CACHE_TTL_MS / 1000} s share one answer.`,
     query: TokensQuerySchema,
-    errors: ['VALIDATION'],
     response: { schema: TokenListSchema, description: 'One page of tokens.' },
     handler: async ({ query }) => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
@@ -262,7 +261,6 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}. ` +
       `Identical scans of the same plan within ${READ_CACHE_TTL_MS / 1000} s share one answer.\n\n${SCAN_PRESET_TABLE}`,
     body: ScanBodySchema,
-    errors: ['VALIDATION'],
     response: { schema: ScanResultSchema, description: 'The passing tokens.' },
     handler: async ({ body, ctx }) => {
       const preset = body.preset === undefined ? undefined : SCAN_PRESETS[body.preset];

@@ -179,8 +179,7 @@ export async function activeSignalsOn(store: ReadStore, tokenIds: readonly strin
 export async function getSignal(store: ReadStore, id: string, asOf?: number): Promise<SignalDetail | null> {
   const [row] = await store.query<SignalResult>(sql`SELECT ${SELECT} FROM ${table(signals)} WHERE ${signalId} = ${id}`);
   if (!row || (asOf !== undefined && row.fired_at > asOf)) return null;
-  const stored = toSignal(row);
-  const signal = stored;
+  const signal = toSignal(row);
   const earlier = sql`(${firedAt} < ${int64(signal.firedAt)} OR (${firedAt} = ${int64(signal.firedAt)} AND ${signalId} < ${signal.signalId}))`;
   const prior = await store.query<SignalResult>(
     sql`SELECT ${SELECT} FROM ${table(signals)}
@@ -189,6 +188,6 @@ export async function getSignal(store: ReadStore, id: string, asOf?: number): Pr
   );
   const priorFirings = prior.map(toSignal);
   // Without a time asked, the answer is for the newest event it read.
-  const at = asOf ?? Math.max(lastEventOf(stored), ...priorFirings.map(lastEventOf));
-  return { signal: signalAsOf(stored, at), priorFirings: priorFirings.map((s) => signalAsOf(s, at)), asOf: at };
+  const at = asOf ?? Math.max(lastEventOf(signal), ...priorFirings.map(lastEventOf));
+  return { signal: signalAsOf(signal, at), priorFirings: priorFirings.map((s) => signalAsOf(s, at)), asOf: at };
 }
