@@ -1,7 +1,8 @@
 import { partitionForKey } from '../../infra/log/partitioner.ts';
-import { byDialect, column, columns, int64, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, columns, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { MAX_SNAPSHOT_GAP_MS, SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
+import { tokens } from '../tables.ts';
 import { snapshotHistory } from '../tables/quant.ts';
 import type { ReadStore } from './cursor.ts';
 
@@ -66,23 +67,40 @@ export async function latestHistoryAsOf(store: ReadStore, names: readonly string
  * snapshot of that partition before M is too (those of M itself may still be on their way:
  * a batch can end within a step). Snapshots sit on the grid, so the step before M is
  * complete; the history is complete up to the least of those over the partitions.
- * Partitions without any token in the last stretch are left out. Null when the history is
- * empty.
+ *
+ * Every partition holding a token counts, those of the token metadata too: a partition the
+ * projection has not reached yet bounds the time by its newest stored snapshot, or leaves
+ * nothing settled (null) while it has none; so does an empty history.
  */
 export async function settledSnapshotTime(store: ReadStore): Promise<number | null> {
   const { latest } = await snapshotHistoryRange(store);
   if (latest === null) return null;
   const tokenId = column(snapshotHistory, 'token_id');
   const ts = column(snapshotHistory, 'ts');
-  const rows = await store.query<{ token_id: string; latest: number }>(
+  const partitions = TOPICS.snapshots.partitions;
+  const partitionOf = (id: string) => partitionForKey(id, partitions);
+  const recent = await store.query<{ token_id: string; latest: number }>(
     sql`SELECT ${tokenId} AS token_id, max(${ts}) AS latest FROM ${table(snapshotHistory)}
         WHERE ${ts} >= ${int64(latest - MAX_SNAPSHOT_GAP_MS - SNAPSHOT_GRID_MS)} GROUP BY ${tokenId}`,
   );
-  const partitions = TOPICS.snapshots.partitions;
   const newestPerPartition = new Map<number, number>();
-  for (const row of rows) {
-    const p = partitionForKey(row.token_id, partitions);
+  for (const row of recent) {
+    const p = partitionOf(row.token_id);
     newestPerPartition.set(p, Math.max(newestPerPartition.get(p) ?? -Infinity, row.latest));
+  }
+  // Partitions of listed tokens with nothing in the last stretch: their newest stored snapshot, if any.
+  const listed = await store.query<{ token_id: string }>(sql`SELECT ${column(tokens, 'token_id')} FROM ${table(tokens)}`);
+  const behind = new Map<number, string[]>();
+  for (const { token_id: id } of listed) {
+    const p = partitionOf(id);
+    if (!newestPerPartition.has(p)) behind.set(p, [...(behind.get(p) ?? []), id]);
+  }
+  for (const [p, ids] of behind) {
+    const [row] = await store.query<{ n: number; latest: number | null }>(
+      sql`SELECT count(*) AS n, max(${ts}) AS latest FROM ${table(snapshotHistory)} WHERE ${tokenId} IN ${list(ids)}`,
+    );
+    if (row === undefined || row.n === 0 || row.latest === null) return null;
+    newestPerPartition.set(p, row.latest);
   }
   return Math.min(...newestPerPartition.values()) - SNAPSHOT_GRID_MS;
 }

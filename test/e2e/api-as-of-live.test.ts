@@ -90,6 +90,15 @@ async function get(path: string): Promise<{ status: number; body: any }> {
   return { status: res.status, body: await res.json() };
 }
 
+async function post(body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${base}/v1/quant/scan`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
 const withAsOf = (path: string, asOf: string) => `${path}${path.includes('?') ? '&' : '?'}as_of=${encodeURIComponent(asOf)}`;
 
 /** Waits until the store holds every snapshot of a newer time than it did: the engine wrote meanwhile. */
@@ -147,9 +156,9 @@ describe('as_of while the engine writes', () => {
   /** Live answers of the moment, for the next case to ask again as of their time. */
   async function record(): Promise<void> {
     const token = (await get('/v1/quant/tokens?limit=1')).body.data[0].token_id as string;
-    // Reads of one object, whose as_of is the time of that object's own data. (Listings read as of
-    // a settled time of the whole history; see the README on what holds them exact.)
-    const paths = [`/v1/quant/token/${token}`];
+    // Reads of one object, whose as_of is the time of that object's own data, and a listing read
+    // as of the settled time of the history.
+    const paths = [`/v1/quant/token/${token}`, '/v1/quant/tokens?limit=100&sort=crowding&dir=asc'];
     const [signal] = await store.query<{ id: string | null }>(sql`SELECT min(${column(signals, 'signal_id')}) AS id FROM ${table(signals)}`);
     if (signal?.id) paths.push(`/v1/quant/signals/${signal.id}`);
     const [author] = await store.query<{ handle: string | null }>(sql`SELECT min(${column(authorMetrics, 'handle')}) AS handle FROM ${table(authorMetrics)}`);
@@ -160,13 +169,20 @@ describe('as_of while the engine writes', () => {
       const compare = path.startsWith('/v1/quant/token/') ? withoutRequestTime : (body: any) => body;
       recorded.push({ path, body: res.body, compare });
     }
+    const scan = await post({ preset: 'broad-momentum', limit: 200 });
+    expect(scan.status).toBe(200);
+    recorded.push({ path: 'scan', body: scan.body, compare: (b) => b });
   }
 
   it('answers every read recorded during the run the same, asked again as of its as_of once the run has moved on', async () => {
-    expect(recorded.length).toBeGreaterThan(10);
+    expect(recorded.length).toBeGreaterThan(20);
     await waitFor(() => engine.caughtUp(), 'the quant engine to finish the history', 300_000);
     await waitFor(() => projections.caughtUp(), 'the projections to store it', 300_000);
     for (const { path, body, compare } of recorded) {
+      if (path === 'scan') {
+        expect((await post({ preset: 'broad-momentum', limit: 200, as_of: body.as_of })).body, `scan as of ${body.as_of}`).toEqual(body);
+        continue;
+      }
       const again = await get(withAsOf(path, body.as_of));
       expect(again.status, `${path} as of ${body.as_of}`).toBe(200);
       expect(compare(again.body), `${path} as of ${body.as_of}`).toEqual(compare(body));
