@@ -162,6 +162,10 @@ const DESCRIPTION = `Read-only quantitative analytics on crypto tokens from soci
 Conventions: every object has \`object\`, \`dataset\` ("live") and \`livemode\` (true). Lists use the envelope
 \`{ object: "list", data, has_more, next_cursor }\`; pass \`next_cursor\` back as \`cursor\` until \`has_more\` is false.
 A cursor belongs to the query that produced it; another query refuses it with VALIDATION.
+Point in time: every read of the projections takes \`as_of\` (ISO-8601 or unix seconds) and answers as the service
+knew it then; every such answer carries \`as_of\`, the time it is for (without the parameter, the time of the data
+read), and asking again with it gives the same answer. A cursor carries its first page's \`as_of\`, so every page
+of a listing is read as of the same time.
 Keys are snake_case; values are as computed, never rounded. \`null\` means not available, never zero; the score
 details' \`confidence\` and \`reason\` say why. Research responses carry a \`disclaimer\`.
 Times are ISO-8601 UTC. Request bodies are JSON of at most ${MAX_BODY_BYTES} bytes; unknown query parameters and

@@ -9,11 +9,12 @@ import { DuckDbStore } from '../infra/store/duckdb-store.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, columns, sql, table, type Sql } from '../infra/store/sql-literal.ts';
 import { migrationsDir } from '../projections/migrations/index.ts';
+import { MAX_SNAPSHOT_GAP_MS, SNAPSHOT_GRID_MS } from '../processors/quant-engine/features/features.ts';
 import { getSignal, signalFeed } from '../projections/read-models/signals.ts';
 import { scan } from '../projections/read-models/scan.ts';
 import { listTokens } from '../projections/read-models/tokens.ts';
 import { PROJECTION_TABLES, snapshots, type ProjectionTables, type SnapshotRow } from '../projections/tables.ts';
-import { RULE_FIELDS, type LatestSnapshotRow, type SignalRow } from '../projections/tables/quant.ts';
+import { RULE_FIELDS, type LatestSnapshotRow, type SignalRow, type SnapshotHistoryRow } from '../projections/tables/quant.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import { seededRandom } from '../infra/feeds/sim/prng.ts';
 import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
@@ -149,9 +150,28 @@ function readModelRows(): { snapshots: LatestSnapshotRow[]; signals: SignalRow[]
   return { snapshots, signals };
 }
 
+/**
+ * The history the token list and the scanner read: each token's snapshots over the last hour
+ * and a step (the stretch a read as of a time looks at), the newest being its latest snapshot.
+ */
+function historyRows(latest: readonly LatestSnapshotRow[]): SnapshotHistoryRow[] {
+  const random = seededRandom(12);
+  const steps = (MAX_SNAPSHOT_GAP_MS + SNAPSHOT_GRID_MS) / SNAPSHOT_GRID_MS;
+  return Array.from({ length: steps }, (_, step) =>
+    latest.map((row) => {
+      const { symbol: _symbol, snapshot: _snapshot, ...fields } = row;
+      const ts = row.ts - step * SNAPSHOT_GRID_MS;
+      const history: Record<string, unknown> = { ...fields, ts, version: 1, snapshot_id: `snap_${row.token_id}_${ts}` };
+      if (step > 0) for (const field of RULE_FIELDS) history[field] = random() * 100;
+      return history as SnapshotHistoryRow;
+    }),
+  ).flat();
+}
+
 async function measureReadModels(store: AnalyticalStore<ProjectionTables>): Promise<[string, Latency][]> {
   const rows = readModelRows();
   await store.upsert('latest_snapshots', rows.snapshots);
+  await store.upsert('snapshot_history', historyRows(rows.snapshots));
   await store.upsert('signals', rows.signals);
   const page = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 25 });
   return [
@@ -160,16 +180,20 @@ async function measureReadModels(store: AnalyticalStore<ProjectionTables>): Prom
     [
       `scan ${SCANNED_TOKENS / 1000}k tokens, 3 rules`,
       await timed(() =>
-        scan(store, {
-          rules: [
-            { field: 'momentum', op: '>', value: 60 },
-            { field: 'crowding', op: '<', value: 40 },
-            { field: 'unique_authors_1h', op: '>=', value: 20 },
-          ],
-          sort: 'conviction',
-          sortDir: 'desc',
-          limit: 50,
-        }),
+        scan(
+          store,
+          {
+            rules: [
+              { field: 'momentum', op: '>', value: 60 },
+              { field: 'crowding', op: '<', value: 40 },
+              { field: 'unique_authors_1h', op: '>=', value: 20 },
+            ],
+            sort: 'conviction',
+            sortDir: 'desc',
+            limit: 50,
+          },
+          T0,
+        ),
       ),
     ],
     ['signal feed, active, min momentum', await timed(() => signalFeed(store, { status: 'active', minScore: { score: 'momentum', value: 50 }, limit: 25 }))],

@@ -3,7 +3,7 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../schemas/records/quant-scores.ts';
 import { defineProjection } from './runtime/projection.ts';
-import type { LatestSnapshotRow, SnapshotHistoryRow } from './tables/quant.ts';
+import type { LatestSnapshotRow, SnapshotHistoryRow, SnapshotRecordRow } from './tables/quant.ts';
 
 /** The rule fields of a snapshot by column name: scores, then features. */
 function ruleFieldColumns(snapshot: QuantSnapshot): Record<string, number | null> {
@@ -42,6 +42,11 @@ export function snapshotHistoryRow(snapshot: QuantSnapshot): SnapshotHistoryRow 
   } as SnapshotHistoryRow;
 }
 
+/** A snapshot as its snapshot_records row: the record whole, at its time. */
+export function snapshotRecordRow(snapshot: QuantSnapshot): SnapshotRecordRow {
+  return { token_id: snapshot.tokenId, ts: snapshot.ts, version: 1, snapshot: JSON.stringify(snapshot) };
+}
+
 /** The newest quant snapshot of every token, by snapshot time. */
 export const latestSnapshotsProjection = defineProjection({
   name: 'latest-snapshots',
@@ -50,10 +55,17 @@ export const latestSnapshotsProjection = defineProjection({
   toRows: (snapshot) => [{ table: 'latest_snapshots', row: latestSnapshotRow(snapshot) }],
 });
 
-/** Every quant snapshot, for research over history. */
+/**
+ * Every quant snapshot, for research and reads as of a past time: its rule fields, and its
+ * whole record in a table of its own. One projection writes both, so a snapshot's two rows
+ * are stored by the same batch.
+ */
 export const snapshotHistoryProjection = defineProjection({
   name: 'snapshot-history',
   topics: [TOPICS.snapshots.name],
-  tables: ['snapshot_history'],
-  toRows: (snapshot) => [{ table: 'snapshot_history', row: snapshotHistoryRow(snapshot) }],
+  tables: ['snapshot_history', 'snapshot_records'],
+  toRows: (snapshot) => [
+    { table: 'snapshot_history', row: snapshotHistoryRow(snapshot) },
+    { table: 'snapshot_records', row: snapshotRecordRow(snapshot) },
+  ],
 });

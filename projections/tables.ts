@@ -1,8 +1,8 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
-import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
-import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
+import { latestSnapshots, signals, snapshotHistory, snapshotRecords } from './tables/quant.ts';
+import { authorMetrics, cohortEvents, cohorts, cohortVersions, narrativeBuckets, outcomes } from './tables/social.ts';
 
 /**
  * Every projection table, declared once. Both stores' migrations create these tables and
@@ -101,9 +101,11 @@ export const PROJECTION_TABLES = defineTables(
   deadLetters,
   latestSnapshots,
   snapshotHistory,
+  snapshotRecords,
   signals,
   authorMetrics,
   cohorts,
+  cohortVersions,
   cohortEvents,
   narrativeBuckets,
   outcomes,

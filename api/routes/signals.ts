@@ -4,14 +4,16 @@ import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { presentFiring, presentSignal } from '../../presenters/signal.ts';
-import { header } from '../schemas/common.ts';
-import { SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
+import { header, iso } from '../schemas/common.ts';
+import { SignalDetailQuerySchema, SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
+import { PointInTime } from '../services/point-in-time.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 /** GET /v1/quant/signals and /v1/quant/signals/{id} (spec 2.4, 4.2). */
-export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGroup {
+export function signalRoutes({ store, now, tokens: directory }: RouteDeps): RouteGroup {
   const rules = new Map(signalRuleDocs().map((doc) => [doc.ruleVersion, doc]));
+  const pointInTime = new PointInTime({ store, now });
 
   const feed = defineRoute({
     method: 'GET',
@@ -22,11 +24,15 @@ export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGrou
     description:
       'Signals newest first (by fire time, then id), cursor-paginated. Every filter must hold; minimums compare with the value at fire time, ' +
       'and a signal whose value was unknown then never passes one. `created_after` takes ISO-8601 with an offset, or unix time: ' +
-      'below 10^11 seconds, from there on milliseconds. An unknown `token` answers 404.',
+      'below 10^11 seconds, from there on milliseconds. An unknown `token` answers 404. The feed is read as of one time: `as_of` ' +
+      'when given, else the newest firing or end stored. As of a time, the feed holds the signals fired by then, each with its ' +
+      'status then (a signal that ended later is `active`, `ended_at` null), and `status` filters on that status. `next_cursor` ' +
+      "carries the first page's `as_of`, so every page reads the feed as of the same time.",
     query: SignalFeedQuerySchema,
     errors: ['NOT_FOUND'],
     response: { schema: SignalListSchema, description: 'A page of signals.' },
     handler: async ({ query }) => {
+      const asOf = await pointInTime.check(query.as_of, 'query.as_of');
       let tokenId: string | undefined;
       if (query.token !== undefined) {
         const token = await resolveTokenRef(store, query.token);
@@ -44,6 +50,7 @@ export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGrou
         tokenId,
         limit: query.limit,
         cursor: query.cursor,
+        asOf,
       });
       const tokens = await directory.rows(page.rows.map((s) => s.tokenId));
       return {
@@ -51,6 +58,7 @@ export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGrou
         data: page.rows.map((s) => presentSignal(s, tokens)),
         hasMore: page.hasMore,
         nextCursor: page.nextCursor,
+        asOf: iso(page.asOf),
       };
     },
   });
@@ -63,14 +71,17 @@ export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGrou
     summary: 'One signal with detail',
     description:
       'The signal with the conditions that held (threshold against actual), the feature snapshot it fired on, its analog summary, ' +
-      "earlier firings of its rule on the same token and the rule's documentation.",
+      "earlier firings of its rule on the same token and the rule's documentation. With `as_of`, the signal as it stood then " +
+      '(404 when it had not fired yet; `active` when it ended later), and so are its prior firings.',
     params: SignalIdParamsSchema,
+    query: SignalDetailQuerySchema,
     errors: ['NOT_FOUND'],
     response: { schema: SignalDetailSchema, description: 'The signal.' },
-    handler: async ({ params }) => {
-      const found = await getSignal(store, params.id);
-      if (found === null) throw new ApiError('NOT_FOUND', `no signal ${params.id}`);
-      const { signal, priorFirings } = found;
+    handler: async ({ params, query }) => {
+      const asked = await pointInTime.check(query.as_of, 'query.as_of');
+      const found = await getSignal(store, params.id, asked);
+      if (found === null) throw new ApiError('NOT_FOUND', asked === undefined ? `no signal ${params.id}` : `no signal ${params.id} had fired by ${iso(asked)}`);
+      const { signal, priorFirings, asOf } = found;
       const tokens = await directory.rows([signal.tokenId]);
       return {
         ...presentSignal(signal, tokens),
@@ -78,6 +89,7 @@ export function signalRoutes({ store, tokens: directory }: RouteDeps): RouteGrou
         features: signal.features,
         priorFirings: { count: signal.priorFirings, data: priorFirings.map(presentFiring) },
         rule: rules.get(signal.ruleVersion) ?? null,
+        asOf: iso(asOf),
       };
     },
   });

@@ -4,8 +4,10 @@ import type { AnalogSummary } from '../../processors/quant-engine/contracts.ts';
 import { FEATURE_NAMES } from '../../processors/quant-engine/features/definitions.ts';
 import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
-import { scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
-import { listTokens, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
+import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
+import { scan, type ScanQuery } from '../../projections/read-models/scan.ts';
+import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
+import { listTokens, snapshotAsOf, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
 import type { TokenRow } from '../../projections/tables.ts';
 import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
 import type { QuantFreshness, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
@@ -28,10 +30,12 @@ import {
   TokenListSchema,
   TokenParamsSchema,
   TokenScoreSchema,
+  TokenSnapshotQuerySchema,
   TokensQuerySchema,
   TokenSnapshotSchema,
 } from '../schemas/tokens.ts';
 import { ANALOG_REFRESH_MS, AnalogIndex } from '../services/analog-index.ts';
+import { PointInTime } from '../services/point-in-time.ts';
 import { READ_CACHE_TTL_MS, ReadCache } from '../services/read-cache.ts';
 import { SNAPSHOT_CACHE_TTL_MS, TokenSnapshots } from '../services/token-snapshots.ts';
 import type { RouteDeps } from './deps.ts';
@@ -56,9 +60,9 @@ function presentTokenScore(row: RuleFieldRow, tokens: ReadonlyMap<string, TokenR
 }
 
 /**
- * The stored freshness block, as of the snapshot time, with the snapshot's age at the time
- * of the request added: as a number, and as a stale reason once it is past the threshold
- * the health endpoint judges snapshots by.
+ * The stored freshness block, as of the snapshot time, with the snapshot's age at `now` added
+ * (the time of the request, or the `as_of` asked): as a number, and as a stale reason once it
+ * is past the threshold the health endpoint judges snapshots by.
  */
 function presentFreshness(f: QuantFreshness, now: number) {
   const ageMs = now - f.updatedAt;
@@ -75,8 +79,12 @@ function presentFreshness(f: QuantFreshness, now: number) {
   };
 }
 
-/** The token snapshot without its freshness block, which presentFreshness adds per request. */
-function presentSnapshot(token: TokenRow, s: QuantSnapshot, analogs: AnalogSummary): Omit<z.input<typeof TokenSnapshotSchema>, 'freshness'> {
+/** The token snapshot without its freshness block and `as_of`, which each request adds. */
+function presentSnapshot(
+  token: TokenRow,
+  s: QuantSnapshot,
+  analogs: AnalogSummary,
+): Omit<z.input<typeof TokenSnapshotSchema>, 'freshness' | 'asOf'> {
   return {
     ...header('token_snapshot'),
     id: s.snapshotId,
@@ -104,13 +112,24 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
    */
   const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
   const listings = new ReadCache<WireJson>({ now });
+  const pointInTime = new PointInTime({ store, now });
 
-  /** The token `ref` names and its latest snapshot, or 404. */
-  async function tokenWithSnapshot(ref: string): Promise<{ token: TokenRow; snapshot: QuantSnapshot }> {
-    const found = await snapshots.find(ref);
+  /**
+   * The token `ref` names and its latest snapshot, or as of `asOf` its latest at or before it
+   * (read past the snapshot cache), or 404.
+   */
+  async function tokenWithSnapshot(ref: string, asOf: number | undefined): Promise<{ token: TokenRow; snapshot: QuantSnapshot }> {
+    let found: { token: TokenRow; snapshot: QuantSnapshot | null } | null;
+    if (asOf === undefined) {
+      found = await snapshots.find(ref);
+    } else {
+      const token = await resolveTokenRef(store, ref);
+      found = token === null ? null : { token, snapshot: await snapshotAsOf(store, token.token_id, asOf) };
+    }
     if (!found) throw new ApiError('NOT_FOUND', `no token matches ${JSON.stringify(ref)}`);
     const { token, snapshot } = found;
     if (!snapshot) {
+      if (asOf !== undefined) throw new ApiError('NOT_FOUND', `token ${token.token_id} had no quant snapshot yet at ${iso(asOf)}`);
       const step = SNAPSHOT_GRID_MS / 60_000;
       throw new ApiError('NOT_FOUND', `token ${token.token_id} has no quant snapshot yet: the first is built at the ${step}-minute step after its listing`);
     }
@@ -128,19 +147,26 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       'model versions and freshness, as of the latest snapshot time. Every value but the analog summary and `freshness.age_ms` ' +
       "is the stored snapshot's. A symbol shared by several tokens names the most active: most mentions in the 24 hours up to " +
       'its latest snapshot, ties to the smallest token id. 404 NOT_FOUND when no token matches, and when the token has no snapshot yet. ' +
-      `A new snapshot shows here at most ${(2 * SNAPSHOT_CACHE_TTL_MS) / 1000} s after it reaches the store.`,
+      `A new snapshot shows here at most ${(2 * SNAPSHOT_CACHE_TTL_MS) / 1000} s after it reaches the store. ` +
+      'With `as_of`, the snapshot of that time: the latest at or before it (404 when the token had none yet), its analog summary over ' +
+      'the candidates resolved by its own time, and `freshness.age_ms` counted up to `as_of`; `as_of` without it is the snapshot time.',
     params: TokenParamsSchema,
-    response: { schema: TokenSnapshotSchema, description: 'The latest snapshot.' },
+    query: TokenSnapshotQuerySchema,
+    response: { schema: TokenSnapshotSchema, description: 'The latest snapshot, or the one in effect at `as_of`.' },
     errors: ['NOT_FOUND'],
-    handler: async ({ params }) => {
-      const { token, snapshot } = await tokenWithSnapshot(params.token);
+    handler: async ({ params, query }) => {
+      const asOf = await pointInTime.check(query.as_of, 'query.as_of');
+      const { token, snapshot } = await tokenWithSnapshot(params.token, asOf);
       const summary = await analogIndex.summary(snapshot, ANALOG_K_DEFAULT);
       let cached = rendered.get(snapshot);
       if (cached?.token !== token || cached.summary !== summary) {
         cached = { token, summary, json: renderWire(presentSnapshot(token, snapshot, summary)) };
         rendered.set(snapshot, cached);
       }
-      return withMembers(cached.json, { freshness: presentFreshness(snapshot.freshness, now()) });
+      return withMembers(cached.json, {
+        freshness: presentFreshness(snapshot.freshness, asOf ?? now()),
+        asOf: iso(asOf ?? snapshot.ts),
+      });
     },
   });
 
@@ -154,13 +180,15 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       `Model ${ANALOG_MODEL_VERSION}: the k historical snapshots nearest to the token's latest snapshot over momentum, crowding, ` +
       'early quality, narrative velocity, price momentum, volume acceleration and liquidity, with their 24 h outcomes. Point in ' +
       'time: only snapshots whose 24 h outcome resolved at or before the query snapshot are candidates, and none of the same ' +
-      `token within ±24 h of it. The candidate index is reloaded from the store every ${ANALOG_REFRESH_MS / 1000} s.`,
+      `token within ±24 h of it. The candidate index is reloaded from the store every ${ANALOG_REFRESH_MS / 1000} s. With \`as_of\`, the ` +
+      "query is the token's snapshot in effect then, so only candidates resolved by that time are used.",
     params: TokenParamsSchema,
     query: AnalogsQuerySchema,
     response: { schema: TokenAnalogsSchema, description: 'The nearest analogs and their summary.' },
     errors: ['NOT_FOUND'],
     handler: async ({ params, query }): Promise<z.input<typeof TokenAnalogsSchema>> => {
-      const { token, snapshot } = await tokenWithSnapshot(params.token);
+      const asOf = await pointInTime.check(query.as_of, 'query.as_of');
+      const { token, snapshot } = await tokenWithSnapshot(params.token, asOf);
       const { neighbours, summary } = await analogIndex.analogs(snapshot, query.k);
       const tokens = await directory.rows(neighbours.map((n) => n.tokenId));
       return {
@@ -180,6 +208,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
           return24h: n.return24h,
           maxDrawdown24h: n.maxDrawdown24h,
         })),
+        asOf: iso(asOf ?? snapshot.ts),
         disclaimer: DISCLAIMER,
       };
     },
@@ -192,14 +221,18 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
     tag: 'Tokens',
     summary: 'Tokens with their current scores',
     description:
-      "Every token with a snapshot, with the rule fields of its latest snapshot, sorted by a rule field (nulls last, then by " +
-      'token id) and paginated with a keyset cursor: following `next_cursor` visits each token once even while snapshots arrive. ' +
+      "Every token with a snapshot, with the rule fields of its latest snapshot as of one time, sorted by a rule field (nulls last, " +
+      'then by token id) and paginated with a keyset cursor. The time is `as_of` when given; otherwise the newest time up to which ' +
+      'every snapshot is stored (the history may still be storing the newest step). `next_cursor` carries the first page\'s `as_of`, ' +
+      'so every page reads the same snapshots and following it visits each token exactly once while new snapshots arrive. ' +
       `Identical requests within ${READ_CACHE_TTL_MS / 1000} s share one answer.`,
     query: TokensQuerySchema,
     response: { schema: TokenListSchema, description: 'One page of tokens.' },
-    handler: ({ query }) =>
-      listings.get(`tokens ${JSON.stringify(query)}`, async () => {
-        const page = await listTokens(store, query);
+    handler: async ({ query }) => {
+      const asOf = await pointInTime.check(query.as_of, 'query.as_of');
+      return listings.get(`tokens ${JSON.stringify(query)}`, async () => {
+        const { as_of: _, ...listing } = query;
+        const page = await listTokens(store, { ...listing, asOf });
         const tokens = await directory.rows(page.rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({
@@ -207,9 +240,11 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
             data: page.rows.map((row) => presentTokenScore(row, tokens)),
             hasMore: page.hasMore,
             nextCursor: page.nextCursor,
+            asOf: iso(page.asOf),
           }),
         );
-      }),
+      });
+    },
   });
 
   const runScan = defineRoute({
@@ -219,9 +254,10 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
     tag: 'Tokens',
     summary: 'Filter every token by rules',
     description:
-      "Runs the rules against each token's latest snapshot; a token passes when every rule does, and a null value never passes. " +
-      'A preset adds its rules (and default sort) to those of the body. Free keys scan the snapshots as they were ' +
-      `${PLANS.free.features.scannerDelayMinutes} minutes ago (\`delayed_minutes\`): each token's latest snapshot at or before \`as_of\`. ` +
+      "Runs the rules against each token's latest snapshot at or before `as_of`; a token passes when every rule does, and a null value " +
+      'never passes. A preset adds its rules (and default sort) to those of the body. Without `as_of` in the body, the scan is as of the ' +
+      'newest time up to which every snapshot is stored; Free keys scan the snapshots as they were ' +
+      `${PLANS.free.features.scannerDelayMinutes} minutes ago (\`delayed_minutes\`), and an \`as_of\` later than that answers 400 VALIDATION. ` +
       `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}. ` +
       `Identical scans of the same plan within ${READ_CACHE_TTL_MS / 1000} s share one answer.\n\n${SCAN_PRESET_TABLE}`,
     body: ScanBodySchema,
@@ -239,9 +275,11 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
         narrative: body.narrative,
       };
       const delayedMinutes = PLANS[keyOf(ctx).plan].features.scannerDelayMinutes;
+      const asked = await pointInTime.check(body.as_of, 'body.as_of', delayedMinutes * 60_000);
       return listings.get(`scan ${delayedMinutes} ${JSON.stringify(body)}`, async () => {
-        const asOf = now() - delayedMinutes * 60_000;
-        const rows = delayedMinutes === 0 ? await scan(store, query) : await scanAsOf(store, query, asOf);
+        const settled = asked ?? (await settledSnapshotTime(store));
+        const asOf = asked ?? (delayedMinutes === 0 || settled === null ? settled : Math.min(settled, now() - delayedMinutes * 60_000));
+        const rows = await scan(store, query, asOf);
         const tokens = await directory.rows(rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseIsoTime, unixToMs } from '../../infra/feeds/time.ts';
 import { DATASET, DISCLAIMER } from '../../presenters/resource.ts';
 import { ERROR_STATUS } from '../errors.ts';
 
@@ -30,8 +31,39 @@ export const disclaimer = z.literal(DISCLAIMER).describe('Research responses car
 
 export const isoTime = z.iso.datetime({ offset: false }).describe('ISO-8601 UTC timestamp');
 
-/** The list envelope (spec 2.1). `total` is present only where it is cheap to count. */
-export function listOf<S extends z.ZodType>(id: string, item: S, withTotal = false) {
+/**
+ * ISO-8601 with an offset, or unix time: digits alone are seconds below 10^11 and
+ * milliseconds from there on (10^11 s is the year 5138), as the file import reads times.
+ */
+export const timeParam = z.string().transform((text, ctx): number => {
+  const trimmed = text.trim();
+  const ms = /^\d+(\.\d+)?$/.test(trimmed) ? unixToMs(Number(trimmed)) : parseIsoTime(trimmed);
+  if (ms === null) {
+    ctx.addIssue({ code: 'custom', message: 'expected ISO-8601 with an offset (2026-01-31T12:00:00Z) or unix time in seconds' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** The `as_of` parameter of every projection read (api/services/point-in-time.ts checks its range). */
+export const asOfParam = timeParam
+  .optional()
+  .describe(
+    'Answer as the service knew it at this time: ISO-8601 with an offset (`2026-01-31T12:00:00Z`) or unix time in seconds (a number ' +
+      'from 10^11 on is milliseconds). It must lie between the first snapshot of the history and now (on the Free plan, now minus ' +
+      'its scanner delay, for the scanner); outside, 400 VALIDATION names the available range. Without it, the latest data.',
+  );
+
+/** The `as_of` member of every projection read's answer. */
+export const asOfField = isoTime
+  .nullable()
+  .describe(
+    'The time this answer is for: the `as_of` asked, or without it the time of the newest data read; null only before any data. ' +
+      'Asking again later with this `as_of` gives the same answer.',
+  );
+
+/** The list envelope (spec 2.1). `total` is present only where it is cheap to count; `as_of` on projection reads. */
+export function listOf<S extends z.ZodType>(id: string, item: S, options: { total?: boolean; asOf?: boolean } = {}) {
   return named(
     id,
     z.strictObject({
@@ -39,7 +71,8 @@ export function listOf<S extends z.ZodType>(id: string, item: S, withTotal = fal
       data: z.array(item),
       hasMore: z.boolean(),
       nextCursor: z.string().nullable().describe('Pass back as `cursor` for the next page; null on the last page.'),
-      ...(withTotal ? { total: z.number().int().min(0) } : {}),
+      ...(options.total ? { total: z.number().int().min(0) } : {}),
+      ...(options.asOf ? { asOf: asOfField } : {}),
     }),
   );
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { parseIsoTime, unixToMs } from '../../infra/feeds/time.ts';
 import { CONFIDENCE_RULES } from '../../processors/quant-engine/analogs/analogs.ts';
 import { ANALOG_DIMS } from '../../processors/quant-engine/analogs/vector.ts';
 import { SIGNAL_RULES } from '../../processors/quant-engine/signals/rules.ts';
@@ -8,7 +7,7 @@ import { AnalogSummarySchema, CHAINS, SCORE_NAMES, type ScoreName } from '../../
 import { QuantScoresSchema } from '../../schemas/records/quant-scores.ts';
 import { SIGNAL_END_REASONS, SIGNAL_STATUSES, SignalConditionSchema } from '../../schemas/records/quant-signals.ts';
 import { parseTokenRef } from '../../schemas/token-ref.ts';
-import { disclaimer, isoTime, listOf, named, resourceHeader } from './common.ts';
+import { asOfField, asOfParam, disclaimer, isoTime, listOf, named, resourceHeader, timeParam } from './common.ts';
 import { TokenSchema } from './token.ts';
 
 /**
@@ -85,7 +84,7 @@ export const SignalSchema = named(
   'A signal: an alert fired when a rule matched a token snapshot.',
 );
 
-export const SignalListSchema = listOf('SignalList', SignalSchema);
+export const SignalListSchema = listOf('SignalList', SignalSchema, { asOf: true });
 
 export const SignalRuleDocSchema = named(
   'SignalRuleDoc',
@@ -129,6 +128,10 @@ export const SignalDetailSchema = named(
         .describe(`Those earlier firings of the same rule version, newest first, at most ${MAX_PRIOR_FIRINGS}.`),
     }),
     rule: SignalRuleDocSchema.nullable().describe('The rule that fired; null when that rule version is no longer served.'),
+    asOf: asOfField.unwrap().describe(
+      'The time this answer is for: the `as_of` asked (the signal and its prior firings with their status then), or without it the newest ' +
+        'firing or end among them.',
+    ),
   }),
   'One signal with the conditions that held, the feature snapshot at fire time, its analog summary, prior firings and the rule.',
 );
@@ -159,20 +162,6 @@ function commaList<const T extends string>(values: readonly [T, ...T[]], what: s
     .describe(`Comma-separated ${what}, any of: ${values.join(', ')}.`);
 }
 
-/**
- * ISO-8601 with an offset, or unix time: digits alone are seconds below 10^11 and
- * milliseconds from there on (10^11 s is the year 5138), as the file import reads times.
- */
-const timeParam = z.string().transform((text, ctx): number => {
-  const trimmed = text.trim();
-  const ms = /^\d+(\.\d+)?$/.test(trimmed) ? unixToMs(Number(trimmed)) : parseIsoTime(trimmed);
-  if (ms === null) {
-    ctx.addIssue({ code: 'custom', message: 'expected ISO-8601 with an offset (2026-01-31T12:00:00Z) or unix time in seconds' });
-    return z.NEVER;
-  }
-  return ms;
-});
-
 const usdMinimum = (what: string) =>
   z.coerce.number().min(0).optional().describe(`Minimum ${what} at fire time, USD. Signals whose ${what} was unknown at fire time never pass.`);
 
@@ -197,8 +186,15 @@ export const SignalFeedQuerySchema = z.strictObject({
     .optional()
     .describe('Only signals on this token: `$SYMBOL`, `SYMBOL`, `tk_<id>`, `<chain>:<address>` or `<address>`. An unknown token answers 404.'),
   limit: z.coerce.number().int().min(1).max(MAX_SIGNALS_LIMIT).default(25),
-  cursor: z.string().min(1).optional().describe('`next_cursor` of the previous page of the same query.'),
+  cursor: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('`next_cursor` of the previous page of the same query. It carries the first page\'s `as_of`: send it without `as_of`, or with that same one.'),
+  as_of: asOfParam,
 });
+
+export const SignalDetailQuerySchema = z.strictObject({ as_of: asOfParam });
 
 export const SignalIdParamsSchema = z.strictObject({
   id: z.string().regex(/^sig_[0-9a-f]+$/, 'must be sig_<hex>').describe('Signal id, `sig_<hex>`.'),

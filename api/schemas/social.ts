@@ -18,7 +18,7 @@ import {
   NarrativeTokenCountSchema,
   SectorStrengthSchema,
 } from '../../schemas/records/quant-social.ts';
-import { isoTime, listOf, named, resourceHeader } from './common.ts';
+import { asOfField, asOfParam, isoTime, listOf, named, resourceHeader } from './common.ts';
 import { SignalSchema } from './signals.ts';
 import { TokenSchema } from './token.ts';
 
@@ -44,7 +44,11 @@ export const AuthorMetricsSchema = named(
     ...resourceHeader('author_metrics'),
     authorId: z.string(),
     handle: z.string().describe('Handle without @.'),
-    asOf: isoTime.describe('The point in time these metrics describe: only calls made and outcomes resolved before it count.'),
+    asOf: isoTime.describe(
+      'The point in time these metrics describe: the `as_of` asked, or without it the time of the latest version (`version_at`). Only ' +
+        'calls made and outcomes resolved by then count.',
+    ),
+    versionAt: isoTime.describe('When the version of the metrics in effect at `as_of` was computed (hourly, and on each resolved call).'),
     modelVersion: z.string().describe('Version of the metric definitions.'),
     calls: z.strictObject({
       total: z.number().int().min(0).describe("Calls made: an author's first mention of a token, or the first after 7 days without mentioning it."),
@@ -108,6 +112,8 @@ export const HandleParamsSchema = z.strictObject({
     .describe('Author handle, with or without a leading @ (case-insensitive).'),
 });
 
+export const AsOfQuerySchema = z.strictObject({ as_of: asOfParam });
+
 // ---- cohorts ----
 
 const cohortId = z
@@ -137,7 +143,7 @@ const cohortFields = {
 
 export const CohortSummarySchema = named('CohortSummary', z.strictObject(cohortFields), 'A cohort of authors and its current members.');
 
-export const CohortListSchema = listOf('CohortList', CohortSummarySchema, true);
+export const CohortListSchema = listOf('CohortList', CohortSummarySchema, { total: true, asOf: true });
 
 export const COHORT_ACTIVITY_HOURS = 24;
 
@@ -145,7 +151,7 @@ const CollectiveActivity = named(
   'CohortActivity',
   z.strictObject({
     from: isoTime.describe('Window start (exclusive).'),
-    to: isoTime.describe('Window end (inclusive): the time of the request.'),
+    to: isoTime.describe('Window end (inclusive): the `as_of` of the answer.'),
     mentions: z.number().int().min(0).describe('Token mentions by members in the window (one per post and token).'),
     activeMembers: z.number().int().min(0).describe('Members with at least one mention in the window.'),
     tokenCount: z.number().int().min(0).describe('Distinct tokens the members mentioned.'),
@@ -159,7 +165,7 @@ const CollectiveActivity = named(
       )
       .describe('The most mentioned tokens, most mentions first, at most 10.'),
   }),
-  `What the members posted about tokens in the ${COHORT_ACTIVITY_HOURS} hours before the request. Members without a known author id are not counted.`,
+  `What the members posted about tokens in the ${COHORT_ACTIVITY_HOURS} hours up to the answer's \`as_of\`. Members without a known author id are not counted.`,
 );
 
 const ConvergenceEvent = named(
@@ -203,14 +209,18 @@ export const CohortSchema = named(
       .describe('The tokens of the convergence events listed, most recent convergence first.'),
     activeSignals: z
       .array(SignalSchema)
-      .describe(`Signals active now on those tokens, newest first, at most ${COHORT_ACTIVE_SIGNALS_SHOWN}.`),
+      .describe(`Signals active at \`as_of\` on those tokens, newest first, at most ${COHORT_ACTIVE_SIGNALS_SHOWN}.`),
     convergenceEvents: z.array(ConvergenceEvent).describe(`The latest convergence events, newest first, at most ${CONVERGENCE_EVENTS_SHOWN}.`),
+    asOf: asOfField.unwrap().describe(
+      'The time this answer is for: the `as_of` asked, or without it the time of the newest mention stored (what the activity reaches).',
+    ),
   }),
   'A cohort with its members, collective activity, the tokens it converged on, their active signals and its convergence events.',
 );
 
 export const CohortListQuerySchema = z.strictObject({
   kind: z.enum(['manual', 'auto', 'all']).default('all').describe('`manual`, `auto` or `all`.'),
+  as_of: asOfParam,
 });
 
 export const CohortParamsSchema = z.strictObject({ id: cohortId });
@@ -247,7 +257,20 @@ export const NarrativeSchema = named(
   'A narrative (a topic group of tokens) as of its latest closed hour.',
 );
 
-export const NarrativeListSchema = listOf('NarrativeList', NarrativeSchema, true);
+export const NarrativeListSchema = listOf('NarrativeList', NarrativeSchema, { total: true, asOf: true });
+
+export const NarrativeDetailSchema = named(
+  'NarrativeDetail',
+  z.strictObject({
+    ...NarrativeSchema.shape,
+    asOf: asOfField.unwrap().describe('The time this answer is for: the `as_of` asked, or without it the newest hour close up to which every narrative\'s bucket is stored.'),
+  }),
+  'A narrative as of its latest hour closed by `as_of`.',
+);
+
+const narrativeAsOf = asOfField.describe(
+  'The time this answer is for: the `as_of` asked, or without it the newest hour close up to which every narrative\'s bucket is stored; null before any narrative data.',
+);
 
 export const NarrativeRotationSchema = named(
   'NarrativeRotation',
@@ -266,16 +289,18 @@ export const NarrativeRotationSchema = named(
         }),
       )
       .describe('Largest change first; unknown changes last.'),
+    asOf: narrativeAsOf,
   }),
   'Attention-share change per narrative between a window and the one before it.',
 );
 
-export const RotationQuerySchema = z.strictObject({ window: z.enum(['24h', '7d']).default('24h') });
+export const RotationQuerySchema = z.strictObject({ window: z.enum(['24h', '7d']).default('24h'), as_of: asOfParam });
 
 export const HeatmapQuerySchema = z.strictObject({
   metric: z.enum(['theses', 'author_growth']).default('theses'),
   bucket: z.enum(['1h', '6h', '1d']).default('1h'),
   range: z.enum(['48h', '7d', '30d']).default('48h'),
+  as_of: asOfParam,
 });
 
 export const NarrativeHeatmapSchema = named(
@@ -302,6 +327,7 @@ export const NarrativeHeatmapSchema = named(
           .describe("value / the row's largest value, in [0, 1]; 0 for null or negative values and in rows whose largest value is not positive."),
       }),
     ),
+    asOf: narrativeAsOf,
   }),
   'Narratives by time: raw values and per-row intensity.',
 );

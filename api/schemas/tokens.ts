@@ -11,7 +11,7 @@ import { CHAINS, DIVERGENCE_STATES, slug } from '../../schemas/records/primitive
 import { QuantActivitySchema, QuantMarketSchema, QuantScoreDetailSchema } from '../../schemas/records/quant-scores.ts';
 import { parseTokenRef } from '../../schemas/token-ref.ts';
 import { SCAN_DEFAULT_LIMIT, SCAN_DEFAULT_SORT, SCAN_DEFAULT_SORT_DIR, SCAN_PRESET_NAMES, SCAN_PRESETS } from '../scan-presets.ts';
-import { disclaimer, isoTime, listOf, named, resourceHeader } from './common.ts';
+import { asOfField, asOfParam, disclaimer, isoTime, listOf, named, resourceHeader } from './common.ts';
 import { HEALTH_STALE_AFTER_MS } from './meta.ts';
 import { AnalogSummary, Scores } from './signals.ts';
 import { TokenSchema } from './token.ts';
@@ -42,6 +42,8 @@ export const TokenRefSchema = z
 
 export const TokenParamsSchema = z.strictObject({ token: TokenRefSchema });
 
+export const TokenSnapshotQuerySchema = z.strictObject({ as_of: asOfParam });
+
 export const AnalogsQuerySchema = z.strictObject({
   k: z.coerce
     .number()
@@ -50,13 +52,21 @@ export const AnalogsQuerySchema = z.strictObject({
     .max(ANALOG_K_MAX)
     .default(ANALOG_K_DEFAULT)
     .describe(`Most analogs to return, nearest first: 1 to ${ANALOG_K_MAX}.`),
+  as_of: asOfParam,
 });
 
 export const TokensQuerySchema = z.strictObject({
   sort: ruleField.default('momentum').describe('Rule field to sort by (a score or a feature); tokens where it is null come last.'),
   dir: sortDir.default('desc'),
   limit: z.coerce.number().int().min(1).max(MAX_TOKENS_LIMIT).default(25),
-  cursor: z.string().min(1).optional().describe('`next_cursor` of the previous page of the same query (sort, dir and filters).'),
+  cursor: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "`next_cursor` of the previous page of the same query (sort, dir and filters). It carries the first page's `as_of`: send it " +
+        'without `as_of`, or with that same one (another answers 400 VALIDATION).',
+    ),
   narrative: slug.optional().describe("Only tokens of this narrative (slug), as of their latest snapshot."),
   chain: z.enum(CHAINS).optional(),
   q: z
@@ -64,6 +74,7 @@ export const TokensQuerySchema = z.strictObject({
     .max(MAX_Q_LENGTH)
     .optional()
     .describe(`Case-insensitive substring of the symbol or the name, at most ${MAX_Q_LENGTH} characters.`),
+  as_of: asOfParam,
 });
 
 const ScanRuleSchema = named(
@@ -100,6 +111,7 @@ export const ScanBodySchema = z
     limit: z.number().int().min(1).max(MAX_SCAN_LIMIT).default(SCAN_DEFAULT_LIMIT).describe(`Rows returned, 1 to ${MAX_SCAN_LIMIT}.`),
     chains: z.array(z.enum(CHAINS)).min(1).optional().describe('Only tokens on these chains.'),
     narrative: slug.optional().describe('Only tokens of this narrative (slug).'),
+    as_of: asOfParam,
   })
   .refine((body) => body.preset !== undefined || (body.rules !== undefined && body.rules.length > 0), {
     message: 'send a preset, at least one rule, or both',
@@ -157,7 +169,7 @@ const Freshness = named(
     ageMs: z
       .number()
       .int()
-      .describe('Computed when the request is answered: the service clock minus updated_at, in milliseconds.'),
+      .describe('Computed when the request is answered: the service clock (or the `as_of` asked) minus updated_at, in milliseconds.'),
     stale: z.boolean().describe('True when stale_reasons is not empty.'),
     staleReasons: z
       .array(z.string())
@@ -198,6 +210,7 @@ export const TokenSnapshotSchema = named(
     ),
     modelVersions: z.record(z.string(), z.string()).describe('Versions of the models that produced the snapshot: each score, the features and the analogs.'),
     freshness: Freshness,
+    asOf: asOfField.unwrap().describe('The time this answer is for: the `as_of` asked, or without it the snapshot time `ts`.'),
     disclaimer,
   }),
   'The latest point-in-time quant snapshot of a token (spec 2.3).',
@@ -231,6 +244,7 @@ export const TokenAnalogsSchema = named(
     k: z.number().int().min(1).max(ANALOG_K_MAX).describe('Most analogs asked for; `data` has fewer when fewer candidates qualify.'),
     summary: AnalogSummary.describe('Over the analogs in `data`.'),
     data: z.array(AnalogSchema).describe('Nearest first; equal distances in snapshot id order.'),
+    asOf: asOfField.unwrap().describe('The time this answer is for: the `as_of` asked, or without it the query snapshot time.'),
     disclaimer,
   }),
   `Historical snapshots most similar to a token's latest snapshot (${ANALOG_MODEL_VERSION}).`,
@@ -254,7 +268,7 @@ export const TokenScoreSchema = named(
   "A token's rule fields (scores and features) at one snapshot: a row of the token list and of the scanner.",
 );
 
-export const TokenListSchema = listOf('TokenList', TokenScoreSchema);
+export const TokenListSchema = listOf('TokenList', TokenScoreSchema, { asOf: true });
 
 export const ScanResultSchema = named(
   'ScanResult',
@@ -267,8 +281,9 @@ export const ScanResultSchema = named(
     limit: z.number().int(),
     chains: z.array(z.enum(CHAINS)).nullable().describe('The chains scanned; null for all.'),
     narrative: z.string().nullable().describe('The narrative scanned; null for all.'),
-    asOf: isoTime.describe(
-      "The scan saw each token's latest snapshot at or before this time: the time of the request, or that time minus `delayed_minutes`.",
+    asOf: asOfField.describe(
+      "The scan saw each token's latest snapshot at or before this time: the `as_of` asked, or the newest time up to which every " +
+        'snapshot is stored (on the Free plan at most the time of the request minus `delayed_minutes`); null before any data.',
     ),
     delayedMinutes: z.number().int().min(0).describe("How far behind the live snapshots the key's plan scans: 0, or 15 on the Free plan."),
     count: z.number().int().min(0).describe('Rows in `data`.'),

@@ -60,7 +60,7 @@ export const WebhookWithSecretSchema = named(
   'A webhook with its signing secret, returned once: at creation and by rotate-secret.',
 );
 
-export const WebhookListSchema = listOf('WebhookList', WebhookSchema, true);
+export const WebhookListSchema = listOf('WebhookList', WebhookSchema, { total: true });
 
 export const WebhookDeletedSchema = named(
   'WebhookDeleted',

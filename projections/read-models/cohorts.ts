@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { column, columns, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, columns, int64, list, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
 import { COHORT_KINDS, CohortMemberSchema, type CohortKind, type CohortMember } from '../../schemas/records/quant-social.ts';
 import { mentions, type ProjectionTables } from '../tables.ts';
-import { cohortEvents, cohorts, type CohortEventRow, type CohortRow } from '../tables/social.ts';
+import { cohortEvents, cohorts, cohortVersions, type CohortEventRow, type CohortRow } from '../tables/social.ts';
 
 const Members = z.array(CohortMemberSchema);
 const EventMembers = z.array(z.string());
@@ -71,35 +71,67 @@ const TOP_ACTIVITY_TOKENS = 10;
 const RECENT_EVENTS = 50;
 
 /**
- * Cohorts the viewer may see: every auto cohort, plus manual ones the viewer's key owns or
- * that are shared with the viewer's team. Deleted cohorts are never visible.
+ * The cohorts table, or as of `asOf` (epoch ms) each cohort's latest version at or before it
+ * from cohort_versions: the same columns either way, so the queries below read either.
  */
-export async function listCohorts(store: AnalyticalStore<ProjectionTables>, query: ListCohortsQuery): Promise<CohortSummary[]> {
+function cohortsAt(asOf: number | undefined): SqlFragment {
+  if (asOf === undefined) return table(cohorts);
+  const id = column(cohortVersions, 'cohort_id');
+  const version = column(cohortVersions, 'version');
+  // Latest row per cohort without window functions in ClickHouse 18.16: LIMIT 1 BY.
+  return sql`(SELECT ${columns(cohortVersions)} FROM ${table(cohortVersions)} WHERE ${column(cohortVersions, 'ts')} <= ${int64(asOf)}
+    ${byDialect({ duckdb: sql`QUALIFY row_number() OVER (PARTITION BY ${id} ORDER BY ${version} DESC) = 1`, clickhouse: sql`` })}
+    ${byDialect({ duckdb: sql``, clickhouse: sql`ORDER BY ${id}, ${version} DESC LIMIT 1 BY ${id}` })}) AS as_of`;
+}
+
+/** The newest change of any cohort (epoch ms): the time the live cohort list answers for; null without cohorts. */
+export async function latestCohortChange(store: AnalyticalStore<ProjectionTables>): Promise<number | null> {
+  const [row] = await store.query<{ n: number; latest: number | null }>(
+    sql`SELECT count(*) AS n, max(${column(cohorts, 'ts')}) AS latest FROM ${table(cohorts)}`,
+  );
+  return row === undefined || row.n === 0 ? null : row.latest;
+}
+
+/**
+ * Cohorts the viewer may see: every auto cohort, plus manual ones the viewer's key owns or
+ * that are shared with the viewer's team. Deleted cohorts are never visible. With `asOf`
+ * (epoch ms), the cohorts as they were then: each one's version in effect at that time.
+ */
+export async function listCohorts(
+  store: AnalyticalStore<ProjectionTables>,
+  query: ListCohortsQuery,
+  asOf?: number,
+): Promise<CohortSummary[]> {
   const kind = query.kind === 'all' ? sql`` : sql`AND ${column(cohorts, 'kind')} = ${query.kind}`;
   const rows = await store.query<CohortRow>(
-    sql`SELECT ${columns(cohorts)} FROM ${table(cohorts)}
+    sql`SELECT ${columns(cohorts)} FROM ${cohortsAt(asOf)}
         WHERE ${visible(query)} ${kind}
         ORDER BY ${column(cohorts, 'kind')}, ${column(cohorts, 'name')}, ${column(cohorts, 'cohort_id')}`,
   );
   return rows.map(toSummary);
 }
 
-/** One cohort with its recent convergence events; null when it does not exist or the viewer may not see it. */
+/**
+ * One cohort with its recent convergence events; null when it does not exist or the viewer
+ * may not see it. With `asOf` (epoch ms): its version then and the events up to then.
+ */
 export async function getCohort(
   store: AnalyticalStore<ProjectionTables>,
   cohortId: string,
   viewer: CohortViewer,
   eventLimit: number = RECENT_EVENTS,
+  asOf?: number,
 ): Promise<CohortDetail | null> {
   const rows = await store.query<CohortRow>(
-    sql`SELECT ${columns(cohorts)} FROM ${table(cohorts)}
+    sql`SELECT ${columns(cohorts)} FROM ${cohortsAt(asOf)}
         WHERE ${column(cohorts, 'cohort_id')} = ${cohortId} AND ${visible(viewer)}`,
   );
   const row = rows[0];
   if (row === undefined) return null;
+  const until = asOf === undefined ? sql`` : sql`AND ${column(cohortEvents, 'ts')} <= ${int64(asOf)}`;
   const events = await store.query<CohortEventRow>(
     sql`SELECT ${columns(cohortEvents)} FROM ${table(cohortEvents)}
-        WHERE ${column(cohortEvents, 'cohort_id')} = ${cohortId}
+        WHERE ${column(cohortEvents, 'cohort_id')} = ${cohortId} ${until}
         ORDER BY ${column(cohortEvents, 'ts')} DESC, ${column(cohortEvents, 'event_id')} LIMIT ${int64(eventLimit)}`,
   );
   return { ...toSummary(row), convergenceEvents: events.map(toEvent) };
@@ -139,6 +171,14 @@ function toEvent(row: CohortEventRow): ConvergenceEventView {
     members: EventMembers.parse(JSON.parse(row.members)),
     score: row.score,
   };
+}
+
+/** The newest mention's time (epoch ms): what a cohort's live activity reaches; null without mentions. */
+export async function latestMention(store: AnalyticalStore<ProjectionTables>): Promise<number | null> {
+  const [row] = await store.query<{ n: number; latest: number | null }>(
+    sql`SELECT count(*) AS n, max(${column(mentions, 'ts')}) AS latest FROM ${table(mentions)}`,
+  );
+  return row === undefined || row.n === 0 ? null : row.latest;
 }
 
 /**

@@ -30,6 +30,8 @@ export interface Page<T> {
   hasMore: boolean;
   /** Null on the last page. */
   nextCursor: string | null;
+  /** The time every page of the listing answers for (epoch ms); null when there is no data yet. */
+  asOf: number | null;
 }
 
 /** Where the previous page stopped: its last row's sort value and id. */
@@ -45,6 +47,8 @@ interface CursorBody {
   f: string;
   v: number | null;
   id: string;
+  /** The time the first page answered for: every page of the listing is read as of it. */
+  a: number | null;
 }
 
 /** A short stable hash of the filters; keys are sorted and absent ones dropped so equal filters agree. */
@@ -55,13 +59,22 @@ export function filtersHash(filters: Readonly<Record<string, unknown>>): string 
   return createHash('sha256').update(JSON.stringify(entries)).digest('base64url').slice(0, 16);
 }
 
-export function encodeCursor(ordering: string, filters: string, position: KeysetPosition): string {
-  const body: CursorBody = { o: ordering, f: filters, v: position.value, id: position.id };
+export function encodeCursor(ordering: string, filters: string, position: KeysetPosition, asOf: number | null): string {
+  const body: CursorBody = { o: ordering, f: filters, v: position.value, id: position.id, a: asOf };
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
-/** The position a cursor holds; refused unless it came from the same ordering and filters. */
-export function decodeCursor(cursor: string, ordering: string, filters: string): KeysetPosition {
+/** What a cursor holds: where the previous page stopped, and the time the listing is read as of. */
+export interface CursorState {
+  position: KeysetPosition;
+  asOf: number | null;
+}
+
+/**
+ * The state a cursor holds; refused unless it came from the same ordering and filters, and,
+ * when the request names an `asOf` too, unless it is the cursor's own.
+ */
+export function decodeCursor(cursor: string, ordering: string, filters: string, asOf?: number): CursorState {
   const refuse = (why: string): never => {
     throw new ReadModelError('INVALID_CURSOR', `invalid cursor: ${why}`);
   };
@@ -72,11 +85,13 @@ export function decodeCursor(cursor: string, ordering: string, filters: string):
     return refuse('not a cursor of this API');
   }
   if (typeof body !== 'object' || body === null) return refuse('not a cursor of this API');
-  const { o, f, v, id } = body as Partial<Record<keyof CursorBody, unknown>>;
+  const { o, f, v, id, a } = body as Partial<Record<keyof CursorBody, unknown>>;
   if (typeof o !== 'string' || typeof f !== 'string' || typeof id !== 'string') return refuse('not a cursor of this API');
   if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) return refuse('not a cursor of this API');
+  if (a !== null && (typeof a !== 'number' || !Number.isSafeInteger(a))) return refuse('not a cursor of this API');
   if (o !== ordering || f !== filters) return refuse('it belongs to a request with another sort, direction or filters');
-  return { value: v, id };
+  if (asOf !== undefined && asOf !== a) return refuse('it reads the listing as of another time than the as_of given; send the cursor alone');
+  return { position: { value: v, id }, asOf: a };
 }
 
 export function checkLimit(limit: number, max: number): void {

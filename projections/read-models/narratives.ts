@@ -1,14 +1,18 @@
 import { z } from 'zod';
+import { partitionForKey } from '../../infra/log/partitioner.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { byDialect, column, columns, int64, sql, table, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
 import { NarrativeContributorSchema, NarrativeTokenCountSchema } from '../../schemas/records/quant-social.ts';
 import type { ProjectionTables } from '../tables.ts';
 import { narrativeBuckets as def, type NarrativeBucketRow } from '../tables/social.ts';
 
 /**
- * Narrative read models over the hourly narrative buckets. Windows end at `end` (epoch ms,
- * exclusive); by default the end of the latest stored bucket, so answers depend only on
- * the data, not on the clock.
+ * Narrative read models over the hourly narrative buckets. Each takes `asOf` (epoch ms): only
+ * buckets closed by then are read (a bucket's `ts` is the end of its hour, when the engine
+ * emits it), so an answer as of a past time is the one given then. Windows end at the end of
+ * the latest of those buckets, so answers depend only on the data, not on the clock. Without
+ * `asOf`, every stored bucket is read; the API reads as of `settledBucketClose` instead.
  */
 
 const HOUR = 3_600_000;
@@ -87,13 +91,53 @@ export interface Heatmap {
 
 type Store = AnalyticalStore<ProjectionTables>;
 
-/** Per narrative, its latest hourly bucket. */
-export async function narrativeMap(store: Store): Promise<NarrativeSummary[]> {
+/** Buckets closed by `asOf`; every bucket without it. */
+function closedBy(asOf: number | undefined): Sql {
+  return asOf === undefined ? sql`${true}` : sql`${column(def, 'ts')} <= ${int64(asOf)}`;
+}
+
+/**
+ * The time live narrative answers are for (epoch ms): an hour close up to which every bucket
+ * is stored; null when there is none. The engine closes every known narrative's bucket each
+ * hour (a narrative, once known, stays known) and writes quant.narratives in event-time order
+ * within each partition (keyed by slug); the projection stores each partition in order. So
+ * once a bucket closing at C is stored from a partition, every bucket of that partition
+ * closing before C is too, and those closing at C are all there once each narrative of the
+ * partition that closed C − 1 h has closed C as well. The history is complete up to the least
+ * of those complete closes over the partitions.
+ */
+export async function settledBucketClose(store: Store): Promise<number | null> {
+  const ts = column(def, 'ts');
+  const [latest] = await store.query<{ n: number; latest: number | null }>(sql`SELECT count(*) AS n, max(${ts}) AS latest FROM ${table(def)}`);
+  if (latest === undefined || latest.n === 0 || latest.latest === null) return null;
+  // Partitions stored far behind the newest close still bound the answer; two days back is plenty for one batch.
+  const rows = await store.query<{ narrative: string; ts: number }>(
+    sql`SELECT ${columns(def, ['narrative', 'ts'])} FROM ${table(def)} WHERE ${ts} >= ${int64(latest.latest - 48 * HOUR)}`,
+  );
+  const closes = new Set(rows.map((r) => `${r.narrative}@${r.ts}`));
+  const byPartition = new Map<number, { newest: number; narratives: Set<string> }>();
+  for (const r of rows) {
+    const p = partitionForKey(r.narrative, TOPICS.narratives.partitions);
+    const entry = byPartition.get(p) ?? { newest: -Infinity, narratives: new Set<string>() };
+    entry.newest = Math.max(entry.newest, r.ts);
+    entry.narratives.add(r.narrative);
+    byPartition.set(p, entry);
+  }
+  let settled = Infinity;
+  for (const { newest, narratives } of byPartition.values()) {
+    const complete = [...narratives].every((n) => !closes.has(`${n}@${newest - HOUR}`) || closes.has(`${n}@${newest}`));
+    settled = Math.min(settled, complete ? newest : newest - HOUR);
+  }
+  return settled;
+}
+
+/** Per narrative, its latest hourly bucket (closed by `asOf` when given). */
+export async function narrativeMap(store: Store, asOf?: number): Promise<NarrativeSummary[]> {
   const narrative = column(def, 'narrative');
   const start = column(def, 'bucket_start');
   // Latest row per narrative without window functions in ClickHouse 18.16: LIMIT 1 BY.
   const rows = await store.query<NarrativeBucketRow>(
-    sql`SELECT ${columns(def)} FROM ${table(def)}
+    sql`SELECT ${columns(def)} FROM ${table(def)} WHERE ${closedBy(asOf)}
         ${byDialect({ duckdb: sql`QUALIFY row_number() OVER (PARTITION BY ${narrative} ORDER BY ${start} DESC) = 1`, clickhouse: sql`` })}
         ORDER BY ${narrative}, ${start} DESC
         ${byDialect({ duckdb: sql``, clickhouse: sql`LIMIT 1 BY ${narrative}` })}`,
@@ -101,10 +145,10 @@ export async function narrativeMap(store: Store): Promise<NarrativeSummary[]> {
   return rows.map(toSummary);
 }
 
-/** One narrative by slug, from its latest bucket; null when unknown. */
-export async function getNarrative(store: Store, slug: string): Promise<NarrativeSummary | null> {
+/** One narrative by slug, from its latest bucket (closed by `asOf` when given); null when unknown then. */
+export async function getNarrative(store: Store, slug: string, asOf?: number): Promise<NarrativeSummary | null> {
   const rows = await store.query<NarrativeBucketRow>(
-    sql`SELECT ${columns(def)} FROM ${table(def)} WHERE ${column(def, 'narrative')} = ${slug}
+    sql`SELECT ${columns(def)} FROM ${table(def)} WHERE ${column(def, 'narrative')} = ${slug} AND ${closedBy(asOf)}
         ORDER BY ${column(def, 'bucket_start')} DESC LIMIT 1`,
   );
   const row = rows[0];
@@ -117,15 +161,15 @@ export async function getNarrative(store: Store, slug: string): Promise<Narrativ
  * hour's total counts once (every narrative's bucket carries the same hour total), so a
  * narrative missing from some hours is still measured against all mentions.
  */
-export async function rotation(store: Store, window: RotationWindow, end?: number): Promise<Rotation> {
+export async function rotation(store: Store, window: RotationWindow, asOf?: number): Promise<Rotation> {
   const length = DURATION_MS[window];
-  const to = end ?? (await latestEnd(store));
+  const to = await latestEnd(store, asOf);
   if (to === null) return { window, from: null, to: null, narratives: [] };
   const from = to - length;
   const since = from - length;
   const start = column(def, 'bucket_start');
   const mentions = column(def, 'mentions');
-  const range = sql`${start} >= ${int64(since)} AND ${start} < ${int64(to)}`;
+  const range = sql`${start} >= ${int64(since)} AND ${start} < ${int64(to)} AND ${closedBy(asOf)}`;
 
   const perNarrative = await store.query<{ narrative: string; current: number; previous: number }>(
     sql`SELECT ${column(def, 'narrative')} AS narrative,
@@ -168,11 +212,11 @@ export async function rotation(store: Store, window: RotationWindow, end?: numbe
 export async function heatmap(
   store: Store,
   query: { metric: HeatmapMetric; bucket: HeatmapBucket; range: HeatmapRange },
-  end?: number,
+  asOf?: number,
 ): Promise<Heatmap> {
   const size = DURATION_MS[query.bucket];
   const span = DURATION_MS[query.range];
-  const latest = end ?? (await latestEnd(store));
+  const latest = await latestEnd(store, asOf);
   if (latest === null) return { ...query, bucketStarts: [], rows: [] };
   const gridEnd = Math.ceil(latest / size) * size;
   const gridStart = gridEnd - span;
@@ -181,10 +225,10 @@ export async function heatmap(
 
   const cells =
     query.metric === 'theses'
-      ? await thesesCells(store, gridStart, gridEnd, size)
+      ? await thesesCells(store, gridStart, gridEnd, size, asOf)
       : query.bucket === '1h'
-        ? await hourlyGrowthCells(store, gridStart, gridEnd)
-        : await coarseGrowthCells(store, gridStart, gridEnd, size);
+        ? await hourlyGrowthCells(store, gridStart, gridEnd, asOf)
+        : await coarseGrowthCells(store, gridStart, gridEnd, size, asOf);
 
   const rows = [...cells.keys()].sort().map((narrative): HeatmapRow => {
     const byIndex = cells.get(narrative)!;
@@ -205,11 +249,11 @@ function cellIndex(gridStart: number, size: number): SqlFragment {
   return sql`floor((${column(def, 'bucket_start')} - ${int64(gridStart)}) / ${int64(size)})`;
 }
 
-async function thesesCells(store: Store, gridStart: number, gridEnd: number, size: number): Promise<Cells> {
+async function thesesCells(store: Store, gridStart: number, gridEnd: number, size: number, asOf: number | undefined): Promise<Cells> {
   const start = column(def, 'bucket_start');
   const rows = await store.query<{ narrative: string; cell: number; value: number }>(
     sql`SELECT ${column(def, 'narrative')} AS narrative, ${cellIndex(gridStart, size)} AS cell, sum(${column(def, 'theses')}) AS value
-        FROM ${table(def)} WHERE ${start} >= ${int64(gridStart)} AND ${start} < ${int64(gridEnd)}
+        FROM ${table(def)} WHERE ${start} >= ${int64(gridStart)} AND ${start} < ${int64(gridEnd)} AND ${closedBy(asOf)}
         GROUP BY narrative, cell`,
   );
   const cells: Cells = new Map();
@@ -217,23 +261,29 @@ async function thesesCells(store: Store, gridStart: number, gridEnd: number, siz
   return cells;
 }
 
-async function hourlyGrowthCells(store: Store, gridStart: number, gridEnd: number): Promise<Cells> {
+async function hourlyGrowthCells(store: Store, gridStart: number, gridEnd: number, asOf: number | undefined): Promise<Cells> {
   const start = column(def, 'bucket_start');
   const rows = await store.query<{ narrative: string; bucket_start: number; author_growth: number | null }>(
     sql`SELECT ${columns(def, ['narrative', 'bucket_start', 'author_growth'])}
-        FROM ${table(def)} WHERE ${start} >= ${int64(gridStart)} AND ${start} < ${int64(gridEnd)}`,
+        FROM ${table(def)} WHERE ${start} >= ${int64(gridStart)} AND ${start} < ${int64(gridEnd)} AND ${closedBy(asOf)}`,
   );
   const cells: Cells = new Map();
   for (const r of rows) cellsOf(cells, r.narrative).set((r.bucket_start - gridStart) / HOUR, r.author_growth);
   return cells;
 }
 
-async function coarseGrowthCells(store: Store, gridStart: number, gridEnd: number, size: number): Promise<Cells> {
+async function coarseGrowthCells(
+  store: Store,
+  gridStart: number,
+  gridEnd: number,
+  size: number,
+  asOf: number | undefined,
+): Promise<Cells> {
   const from = gridStart - GROWTH_BASELINE_BUCKETS * size;
   const start = column(def, 'bucket_start');
   const rows = await store.query<{ narrative: string; bucket_start: number; author_ids: string }>(
     sql`SELECT ${columns(def, ['narrative', 'bucket_start', 'author_ids'])}
-        FROM ${table(def)} WHERE ${start} >= ${int64(from)} AND ${start} < ${int64(gridEnd)}`,
+        FROM ${table(def)} WHERE ${start} >= ${int64(from)} AND ${start} < ${int64(gridEnd)} AND ${closedBy(asOf)}`,
   );
   // Distinct authors per narrative and column; columns before the grid (negative) feed the baseline.
   const authors = new Map<string, Map<number, Set<string>>>();
@@ -269,10 +319,10 @@ function cellsOf(cells: Cells, narrative: string): Map<number, number | null> {
   return byIndex;
 }
 
-/** End of the latest stored bucket; null when there is none. */
-async function latestEnd(store: Store): Promise<number | null> {
+/** End of the latest stored bucket (closed by `asOf` when given); null when there is none. */
+async function latestEnd(store: Store, asOf: number | undefined): Promise<number | null> {
   const rows = await store.query<{ n: number; latest: number | null }>(
-    sql`SELECT count(*) AS n, max(${column(def, 'bucket_start')}) AS latest FROM ${table(def)}`,
+    sql`SELECT count(*) AS n, max(${column(def, 'bucket_start')}) AS latest FROM ${table(def)} WHERE ${closedBy(asOf)}`,
   );
   const row = rows[0];
   // ClickHouse gives 0, not NULL, as the max of no rows: the count tells them apart.

@@ -1,6 +1,7 @@
-import { byDialect, column, columns, float64, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { column, columns, float64, int64, list, sql, type Sql } from '../../infra/store/sql-literal.ts';
 import type { Chain } from '../../schemas/records/primitives.ts';
 import { latestSnapshots, snapshotHistory } from '../tables/quant.ts';
+import { latestHistoryAsOf } from './as-of.ts';
 import { allOf, checkDir, checkLimit, known, nullsLastOrder, ReadModelError, type ReadStore, type SortDir } from './cursor.ts';
 import { RULE_FIELD_ROW_COLUMNS, ruleFieldColumn, toRuleFieldRow, type RuleFieldResult, type RuleFieldRow } from './tokens.ts';
 
@@ -56,31 +57,19 @@ function scanClauses(def: SnapshotTable, query: ScanQuery): { where: Sql; orderB
   return { where: allOf(where), orderBy: nullsLastOrder(sortColumn, column(def, 'token_id'), query.sortDir) };
 }
 
-/** Runs a rule set against the latest snapshot of every token (POST /v1/quant/scan). */
-export async function scan(store: ReadStore, query: ScanQuery): Promise<RuleFieldRow[]> {
-  const { where, orderBy } = scanClauses(latestSnapshots, query);
-  const rows = await store.query<RuleFieldResult>(
-    sql`SELECT ${columns(latestSnapshots, RULE_FIELD_ROW_COLUMNS)} FROM ${table(latestSnapshots)} WHERE ${where}
-        ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
-  );
-  return rows.map(toRuleFieldRow);
-}
-
 /**
- * The same scan as of `cutoff` (epoch ms): against each token's latest snapshot with ts at
- * or before the cutoff, from snapshot_history (the Free plan's delayed scanner). Tokens with
- * no snapshot by then are not scanned; chain and narrative filters apply to that snapshot.
+ * Runs a rule set (POST /v1/quant/scan) as of `asOf` (epoch ms): against each token's latest
+ * snapshot at or before it, from snapshot_history; null `asOf` (no data yet) scans nothing.
+ * Tokens with no snapshot by then are not scanned; chain and narrative filters apply to
+ * that snapshot.
  */
-export async function scanAsOf(store: ReadStore, query: ScanQuery, cutoff: number): Promise<RuleFieldRow[]> {
+export async function scan(store: ReadStore, query: ScanQuery, asOf: number | null): Promise<RuleFieldRow[]> {
   const { where, orderBy } = scanClauses(snapshotHistory, query);
-  const tokenId = column(snapshotHistory, 'token_id');
-  const ts = column(snapshotHistory, 'ts');
-  // Latest row per token without window functions in ClickHouse 18.16: LIMIT 1 BY.
-  const asOf = sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM ${table(snapshotHistory)} WHERE ${ts} <= ${int64(cutoff)}
-    ${byDialect({ duckdb: sql`QUALIFY row_number() OVER (PARTITION BY ${tokenId} ORDER BY ${ts} DESC) = 1`, clickhouse: sql`` })}
-    ${byDialect({ duckdb: sql``, clickhouse: sql`ORDER BY ${tokenId}, ${ts} DESC LIMIT 1 BY ${tokenId}` })}`;
+  if (asOf === null) return [];
+  const asOfRows = await latestHistoryAsOf(store, RULE_FIELD_ROW_COLUMNS, asOf);
+  if (asOfRows === null) return [];
   const rows = await store.query<RuleFieldResult>(
-    sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM (${asOf}) AS as_of WHERE ${where} ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
+    sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM (${asOfRows}) AS as_of WHERE ${where} ORDER BY ${orderBy} LIMIT ${int64(query.limit)}`,
   );
   return rows.map(toRuleFieldRow);
 }

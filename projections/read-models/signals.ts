@@ -23,12 +23,19 @@ export interface SignalFeedQuery {
   /** 1 to 100. */
   limit: number;
   cursor?: string;
+  /**
+   * Epoch ms: the feed as it stood then (signals fired by then, with their status then).
+   * Without it, the cursor's time, or for a first page the newest event of the feed.
+   */
+  asOf?: number;
 }
 
 export interface SignalDetail {
   signal: Signal;
   /** Earlier firings of the same rule version on the same token, newest first, at most 20. */
   priorFirings: Signal[];
+  /** The time the answer is for: the `asOf` asked, or the newest event (fire or end) of the signals read. */
+  asOf: number;
 }
 
 export const MAX_SIGNALS_LIMIT = 100;
@@ -52,12 +59,47 @@ const NEWEST_FIRST = sql`${firedAt} DESC, ${signalId} DESC`;
 // Written by the signals projection from a validated record.
 const toSignal = (row: SignalResult): Signal => JSON.parse(row.record) as Signal;
 
+/**
+ * A signal as it stood at `asOf`: one that ended later was still active then, and its record
+ * then was its fire record (version 1, written at its fire time). Everything else of a
+ * signal is fixed when it fires.
+ */
+export function signalAsOf(signal: Signal, asOf: number): Signal {
+  if (signal.endedAt === null || signal.endedAt <= asOf) return signal;
+  return { ...signal, status: 'active', endedAt: null, endReason: null, version: 1, ts: signal.firedAt };
+}
+
+/** The newest time a signal changed: its end, or its firing while active. */
+const lastEventOf = (signal: Signal): number => signal.endedAt ?? signal.firedAt;
+
+const endedAt = column(signals, 'ended_at');
+
+/** Fired at or before `asOf`. */
+const firedBy = (asOf: number): Sql => sql`${firedAt} <= ${int64(asOf)}`;
+/** Active at `asOf`: fired by then and not ended by then. */
+const activeAt = (asOf: number): Sql => sql`${firedBy(asOf)} AND (${endedAt} IS NULL OR ${known(sql`${endedAt} > ${int64(asOf)}`)})`;
+/** Ended at or before `asOf`. */
+const endedBy = (asOf: number): Sql => known(sql`${endedAt} <= ${int64(asOf)}`);
+
+/** The newest event (fire or end) of the stored feed; null when it is empty. */
+export async function latestSignalEvent(store: ReadStore): Promise<number | null> {
+  const [row] = await store.query<{ n: number; fired: number | null; ended: number | null }>(
+    sql`SELECT count(*) AS n, max(${firedAt}) AS fired, max(${endedAt}) AS ended FROM ${table(signals)}`,
+  );
+  if (row === undefined || row.n === 0 || row.fired === null) return null;
+  // ClickHouse 18.16 may give 0 for the max of only NULLs; an end never precedes a firing anyway.
+  return Math.max(row.fired, row.ended ?? row.fired);
+}
+
 function minimum(name: 'market_cap_usd' | 'liquidity_usd' | ScoreName, value: number, what: string): Sql {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new ReadModelError('INVALID_ARGUMENT', `${what} must be a finite number`);
   return known(sql`${column(signals, name)} >= ${float64(value)}`);
 }
 
-/** The signal feed (GET /v1/quant/signals), newest first, keyset-paginated on (fired_at, signal_id). */
+/**
+ * The signal feed (GET /v1/quant/signals) as of one time, newest first, keyset-paginated on
+ * (fired_at, signal_id); the cursor carries the time, so later pages see the same statuses.
+ */
 export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Promise<Page<Signal>> {
   checkLimit(query.limit, MAX_SIGNALS_LIMIT);
   if (!STATUSES.has(query.status)) throw new ReadModelError('INVALID_ARGUMENT', 'status must be active, ended or all');
@@ -77,7 +119,6 @@ export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Prom
   if (query.marketCap !== undefined) where.push(minimum('market_cap_usd', query.marketCap, 'market_cap'));
   if (query.liquidity !== undefined) where.push(minimum('liquidity_usd', query.liquidity, 'liquidity'));
   if (query.createdAfter !== undefined) where.push(sql`${firedAt} > ${int64(query.createdAfter)}`);
-  if (query.status !== 'all') where.push(sql`${column(signals, 'status')} = ${query.status}`);
   if (query.tokenId !== undefined) where.push(sql`${column(signals, 'token_id')} = ${query.tokenId}`);
 
   const ordering = 'signals:fired_at:desc';
@@ -91,11 +132,15 @@ export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Prom
     status: query.status,
     tokenId: query.tokenId,
   });
-  if (query.cursor !== undefined) {
-    const after = decodeCursor(query.cursor, ordering, filters);
+  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ordering, filters, query.asOf);
+  if (cursor !== undefined) {
+    const after = cursor.position;
     if (after.value === null || !Number.isSafeInteger(after.value)) throw new ReadModelError('INVALID_CURSOR', 'invalid cursor');
     where.push(sql`(${firedAt} < ${int64(after.value)} OR (${firedAt} = ${int64(after.value)} AND ${signalId} < ${after.id}))`);
   }
+  const asOf = cursor !== undefined ? cursor.asOf : (query.asOf ?? (await latestSignalEvent(store)));
+  if (asOf === null) return { rows: [], hasMore: false, nextCursor: null, asOf };
+  where.push(query.status === 'active' ? activeAt(asOf) : query.status === 'ended' ? endedBy(asOf) : firedBy(asOf));
 
   const rows = await store.query<SignalResult>(
     sql`SELECT ${SELECT} FROM ${table(signals)} WHERE ${allOf(where)} ORDER BY ${NEWEST_FIRST} LIMIT ${int64(query.limit + 1)}`,
@@ -104,31 +149,36 @@ export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Prom
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
-    rows: page.map(toSignal),
+    rows: page.map((row) => signalAsOf(toSignal(row), asOf)),
     hasMore,
-    nextCursor: hasMore && last ? encodeCursor(ordering, filters, { value: last.fired_at, id: last.signal_id }) : null,
+    nextCursor: hasMore && last ? encodeCursor(ordering, filters, { value: last.fired_at, id: last.signal_id }, asOf) : null,
+    asOf,
   };
 }
 
 /**
- * The active signals on any of `tokenIds`, newest first, at most `limit` (a cohort's active
- * signals are those on the tokens it converged on).
+ * The signals active on any of `tokenIds`, newest first, at most `limit` (a cohort's active
+ * signals are those on the tokens it converged on): now, or at `asOf` (epoch ms) when given.
  */
-export async function activeSignalsOn(store: ReadStore, tokenIds: readonly string[], limit: number): Promise<Signal[]> {
+export async function activeSignalsOn(store: ReadStore, tokenIds: readonly string[], limit: number, asOf?: number): Promise<Signal[]> {
   checkLimit(limit, MAX_SIGNALS_LIMIT);
   if (tokenIds.length === 0) return [];
+  const active = asOf === undefined ? sql`${column(signals, 'status')} = 'active'` : activeAt(asOf);
   const rows = await store.query<SignalResult>(
     sql`SELECT ${SELECT} FROM ${table(signals)}
-        WHERE ${column(signals, 'status')} = 'active' AND ${column(signals, 'token_id')} IN ${list([...new Set(tokenIds)])}
+        WHERE ${active} AND ${column(signals, 'token_id')} IN ${list([...new Set(tokenIds)])}
         ORDER BY ${NEWEST_FIRST} LIMIT ${int64(limit)}`,
   );
-  return rows.map(toSignal);
+  return rows.map((row) => (asOf === undefined ? toSignal(row) : signalAsOf(toSignal(row), asOf)));
 }
 
-/** One signal with its prior firings (GET /v1/quant/signals/{id}); null when there is none. */
-export async function getSignal(store: ReadStore, id: string): Promise<SignalDetail | null> {
+/**
+ * One signal with its prior firings (GET /v1/quant/signals/{id}), as it stood at `asOf`
+ * (epoch ms) when given; null when there is none, or none fired by then.
+ */
+export async function getSignal(store: ReadStore, id: string, asOf?: number): Promise<SignalDetail | null> {
   const [row] = await store.query<SignalResult>(sql`SELECT ${SELECT} FROM ${table(signals)} WHERE ${signalId} = ${id}`);
-  if (!row) return null;
+  if (!row || (asOf !== undefined && row.fired_at > asOf)) return null;
   const signal = toSignal(row);
   const earlier = sql`(${firedAt} < ${int64(signal.firedAt)} OR (${firedAt} = ${int64(signal.firedAt)} AND ${signalId} < ${signal.signalId}))`;
   const prior = await store.query<SignalResult>(
@@ -136,5 +186,8 @@ export async function getSignal(store: ReadStore, id: string): Promise<SignalDet
         WHERE ${column(signals, 'rule_version')} = ${signal.ruleVersion} AND ${column(signals, 'token_id')} = ${signal.tokenId} AND ${earlier}
         ORDER BY ${NEWEST_FIRST} LIMIT ${int64(MAX_PRIOR_FIRINGS)}`,
   );
-  return { signal, priorFirings: prior.map(toSignal) };
+  const priorFirings = prior.map(toSignal);
+  // Without a time asked, the answer is for the newest event it read.
+  const at = asOf ?? Math.max(lastEventOf(signal), ...priorFirings.map(lastEventOf));
+  return { signal: signalAsOf(signal, at), priorFirings: priorFirings.map((s) => signalAsOf(s, at)), asOf: at };
 }

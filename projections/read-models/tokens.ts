@@ -2,7 +2,8 @@ import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragme
 import type { Chain } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { tokens } from '../tables.ts';
-import { isRuleField, latestSnapshots, RULE_FIELDS, snapshotHistory, type RuleField } from '../tables/quant.ts';
+import { isRuleField, latestSnapshots, RULE_FIELDS, snapshotHistory, snapshotRecords, type RuleField } from '../tables/quant.ts';
+import { latestHistoryAsOf, settledSnapshotTime } from './as-of.ts';
 import {
   allOf,
   checkDir,
@@ -63,6 +64,11 @@ export interface ListTokensQuery {
   chain?: Chain;
   /** Case-insensitive substring of the symbol or the name; at most 64 characters. */
   q?: string;
+  /**
+   * Epoch ms: each token as of its latest snapshot at or before it. Without it, the cursor's
+   * time, or for a first page the settled time of the history (as-of.ts).
+   */
+  asOf?: number;
 }
 
 export const MAX_TOKENS_LIMIT = 100;
@@ -89,12 +95,13 @@ function containsLower(haystack: SqlFragment, needle: string): SqlFragment {
 }
 
 /**
- * Tokens with their current scores (GET /v1/quant/tokens), keyset-paginated on
- * (sort value, token id) with NULLs last, so pages neither skip nor repeat a token while
- * new tokens arrive.
+ * Tokens with their scores (GET /v1/quant/tokens) as of one time: each token's latest
+ * snapshot at or before it, from snapshot_history. Keyset-paginated on (sort value, token id)
+ * with NULLs last; the cursor carries the time of the first page, so every page reads the
+ * same snapshots and a full pagination visits each token exactly once while new ones arrive.
  */
 export async function listTokens(store: ReadStore, query: ListTokensQuery): Promise<Page<RuleFieldRow>> {
-  const { field, column: sortColumn } = ruleFieldColumn(query.sort);
+  const { field, column: sortColumn } = ruleFieldColumn(query.sort, snapshotHistory);
   checkDir(query.dir);
   checkLimit(query.limit, MAX_TOKENS_LIMIT);
   if (query.q !== undefined && query.q.length > MAX_Q_LENGTH) {
@@ -103,22 +110,28 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
   const q = query.q?.toLowerCase();
   const ordering = `tokens:${field}:${query.dir}`;
   const filters = filtersHash({ narrative: query.narrative, chain: query.chain, q });
+  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ordering, filters, query.asOf);
+  const asOf = cursor !== undefined ? cursor.asOf : (query.asOf ?? (await settledSnapshotTime(store)));
+  const empty = { rows: [], hasMore: false, nextCursor: null, asOf };
+  if (asOf === null) return empty;
+  const asOfRows = await latestHistoryAsOf(store, RULE_FIELD_ROW_COLUMNS, asOf);
+  if (asOfRows === null) return empty;
 
-  const id = column(latestSnapshots, 'token_id');
+  const id = column(snapshotHistory, 'token_id');
   const where: Sql[] = [];
-  if (query.narrative !== undefined) where.push(sql`${column(latestSnapshots, 'narrative')} = ${query.narrative}`);
-  if (query.chain !== undefined) where.push(sql`${column(latestSnapshots, 'chain')} = ${query.chain}`);
+  if (query.narrative !== undefined) where.push(sql`${column(snapshotHistory, 'narrative')} = ${query.narrative}`);
+  if (query.chain !== undefined) where.push(sql`${column(snapshotHistory, 'chain')} = ${query.chain}`);
   if (q !== undefined && q !== '') {
-    // The name lives in the token metadata; a subquery needs no join, which 18.16 restricts.
+    // The symbol as of the latest snapshot, the name from the token metadata (neither is kept
+    // over time; both rarely change); subqueries need no join, which 18.16 restricts.
+    const symbol = sql`SELECT ${column(latestSnapshots, 'token_id')} FROM ${table(latestSnapshots)} WHERE ${containsLower(column(latestSnapshots, 'symbol'), q)}`;
     const named = sql`SELECT ${column(tokens, 'token_id')} FROM ${table(tokens)} WHERE ${containsLower(column(tokens, 'name'), q)}`;
-    where.push(sql`(${containsLower(column(latestSnapshots, 'symbol'), q)} OR ${id} IN (${named}))`);
+    where.push(sql`(${id} IN (${symbol}) OR ${id} IN (${named}))`);
   }
-  if (query.cursor !== undefined) {
-    where.push(nullsLastAfter(sortColumn, id, query.dir, decodeCursor(query.cursor, ordering, filters)));
-  }
+  if (cursor !== undefined) where.push(nullsLastAfter(sortColumn, id, query.dir, cursor.position));
 
   const rows = await store.query<RuleFieldResult>(
-    sql`SELECT ${columns(latestSnapshots, RULE_FIELD_ROW_COLUMNS)} FROM ${table(latestSnapshots)} WHERE ${allOf(where)}
+    sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM (${asOfRows}) AS as_of WHERE ${allOf(where)}
         ORDER BY ${nullsLastOrder(sortColumn, id, query.dir)} LIMIT ${int64(query.limit + 1)}`,
   );
   const hasMore = rows.length > query.limit;
@@ -130,8 +143,9 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
     hasMore,
     nextCursor:
       hasMore && last
-        ? encodeCursor(ordering, filters, { value: typeof lastValue === 'number' ? lastValue : null, id: last.token_id })
+        ? encodeCursor(ordering, filters, { value: typeof lastValue === 'number' ? lastValue : null, id: last.token_id }, asOf)
         : null,
+    asOf,
   };
 }
 
@@ -141,5 +155,16 @@ export async function latestSnapshot(store: ReadStore, tokenId: string): Promise
     sql`SELECT ${columns(latestSnapshots, ['snapshot'])} FROM ${table(latestSnapshots)} WHERE ${column(latestSnapshots, 'token_id')} = ${tokenId}`,
   );
   // Written by the latest-snapshots projection from a validated record.
+  return rows[0] === undefined ? null : (JSON.parse(rows[0].snapshot) as QuantSnapshot);
+}
+
+/** A token's snapshot record as of `asOf` (epoch ms): its latest at or before it; null before its first. */
+export async function snapshotAsOf(store: ReadStore, tokenId: string, asOf: number): Promise<QuantSnapshot | null> {
+  const ts = column(snapshotRecords, 'ts');
+  const rows = await store.query<{ snapshot: string }>(
+    sql`SELECT ${columns(snapshotRecords, ['snapshot'])} FROM ${table(snapshotRecords)}
+        WHERE ${column(snapshotRecords, 'token_id')} = ${tokenId} AND ${ts} <= ${int64(asOf)} ORDER BY ${ts} DESC LIMIT 1`,
+  );
+  // Written by the snapshot-history projection from a validated record.
   return rows[0] === undefined ? null : (JSON.parse(rows[0].snapshot) as QuantSnapshot);
 }

@@ -68,6 +68,24 @@ export const snapshotHistory = defineTable({
 export type SnapshotHistoryRow = RowOf<typeof snapshotHistory>;
 
 /**
+ * quant.snapshots: every snapshot's whole record, for the token snapshot as of a past time.
+ * Apart from snapshot_history so research scans of rule fields never read this text.
+ */
+export const snapshotRecords = defineTable({
+  name: 'snapshot_records',
+  columns: {
+    token_id: 'string',
+    ts: 'int64',
+    version: 'int64',
+    snapshot: 'json',
+  },
+  key: ['token_id', 'ts'],
+  // A snapshot never changes; a redelivered one is the same row.
+  version: 'version',
+});
+export type SnapshotRecordRow = RowOf<typeof snapshotRecords>;
+
+/**
  * quant.signals: one row per signal, the end record (version 2) replacing the fire record
  * (version 1). Market cap, liquidity and scores are those at fire time, for the feed's
  * minimum filters; the chain comes from the tokens table when a query filters on it.

@@ -40,26 +40,37 @@ export const authorMetrics = defineTable({
 });
 export type AuthorMetricsRow = RowOf<typeof authorMetrics>;
 
+const COHORT_COLUMNS = {
+  cohort_id: 'string',
+  kind: 'string',
+  name: 'string',
+  owner_key_id: 'string?',
+  team_id: 'string?',
+  members: 'json',
+  version: 'int64',
+  ts: 'int64',
+  rule: 'string',
+  deleted: 'bool',
+  command_id: 'string?',
+} as const;
+
 /** The latest membership version of each cohort; deleted ones stay as tombstone rows. */
 export const cohorts = defineTable({
   name: 'cohorts',
-  columns: {
-    cohort_id: 'string',
-    kind: 'string',
-    name: 'string',
-    owner_key_id: 'string?',
-    team_id: 'string?',
-    members: 'json',
-    version: 'int64',
-    ts: 'int64',
-    rule: 'string',
-    deleted: 'bool',
-    command_id: 'string?',
-  },
+  columns: COHORT_COLUMNS,
   key: ['cohort_id'],
   version: 'version',
 });
 export type CohortRow = RowOf<typeof cohorts>;
+
+/** Every version of every cohort, the same columns as `cohorts`: cohorts as of a past time read it. */
+export const cohortVersions = defineTable({
+  name: 'cohort_versions',
+  columns: COHORT_COLUMNS,
+  key: ['cohort_id', 'version'],
+  // A version never changes; a redelivered one is the same row.
+  version: 'ts',
+});
 
 /** Convergence events: several members of a cohort mentioning one token within a window. */
 export const cohortEvents = defineTable({

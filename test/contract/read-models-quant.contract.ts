@@ -1,11 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { ANALOG_DIMS, writeRawVector } from '../../processors/quant-engine/analogs/vector.ts';
-import { latestSnapshotRow, snapshotHistoryRow } from '../../projections/latest-snapshots.ts';
+import { latestSnapshotRow, snapshotHistoryRow, snapshotRecordRow } from '../../projections/latest-snapshots.ts';
 import { analogCandidates } from '../../projections/read-models/analog-candidates.ts';
 import { ReadModelError } from '../../projections/read-models/cursor.ts';
 import { datasetFreshness } from '../../projections/read-models/freshness.ts';
-import { MAX_SCAN_CONDITIONS, scan, scanAsOf, type ScanQuery } from '../../projections/read-models/scan.ts';
+import { partitionForKey } from '../../infra/log/partitioner.ts';
+import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
+import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
+import { MAX_SCAN_CONDITIONS, scan, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { activeSignalsOn, getSignal, signalFeed, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
@@ -14,6 +17,7 @@ import { signalRow } from '../../projections/signals.ts';
 import type { ProjectionTables, TokenRow } from '../../projections/tables.ts';
 import { RULE_FIELDS, type SnapshotHistoryRow } from '../../projections/tables/quant.ts';
 import type { OutcomeRow } from '../../projections/tables/social.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
@@ -28,7 +32,7 @@ export type MigratedStoreFactory = () => Promise<{ store: AnalyticalStore<Projec
 
 const T0 = 1_750_000_000_000;
 
-interface SnapshotSpec {
+export interface SnapshotSpec {
   scores?: Partial<Record<ScoreName, number | null>>;
   features?: Record<string, number | null>;
   chain?: Chain;
@@ -37,7 +41,7 @@ interface SnapshotSpec {
   ts?: number;
 }
 
-function snapshot(tokenId: string, spec: SnapshotSpec = {}): QuantSnapshot {
+export function snapshot(tokenId: string, spec: SnapshotSpec = {}): QuantSnapshot {
   const scores = Object.fromEntries(SCORE_NAMES.map((n) => [n, spec.scores?.[n] ?? null])) as QuantSnapshot['scores'];
   return {
     snapshotId: `snap_${Buffer.from(tokenId).toString('hex')}`,
@@ -67,7 +71,7 @@ function snapshot(tokenId: string, spec: SnapshotSpec = {}): QuantSnapshot {
   };
 }
 
-function tokenMeta(tokenId: string, name: string, chain: Chain = 'solana'): TokenRow {
+export function tokenMeta(tokenId: string, name: string, chain: Chain = 'solana'): TokenRow {
   return {
     token_id: tokenId,
     ts: T0,
@@ -82,7 +86,7 @@ function tokenMeta(tokenId: string, name: string, chain: Chain = 'solana'): Toke
   };
 }
 
-interface SignalSpec {
+export interface SignalSpec {
   tokenId: string;
   firedAt: number;
   type?: string;
@@ -93,7 +97,7 @@ interface SignalSpec {
   liquidity?: number | null;
 }
 
-function signal(n: number, spec: SignalSpec): Signal {
+export function signal(n: number, spec: SignalSpec): Signal {
   const ended = spec.ended ?? false;
   return {
     signalId: `sig_${n.toString(16).padStart(6, '0')}`,
@@ -140,11 +144,17 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       await cleanup();
     });
 
-    const putSnapshots = (values: QuantSnapshot[]) => store.upsert('latest_snapshots', values.map(latestSnapshotRow));
+    /** As the projections store snapshots: the latest per token, and each one in the history. */
+    const putSnapshots = async (values: QuantSnapshot[]) => {
+      await store.upsert('latest_snapshots', values.map(latestSnapshotRow));
+      await store.upsert('snapshot_history', values.map(snapshotHistoryRow));
+      await store.upsert('snapshot_records', values.map(snapshotRecordRow));
+    };
     const putSignals = (values: Signal[]) => store.upsert('signals', values.map(signalRow));
     const ids = (rows: { tokenId: string }[]) => rows.map((r) => r.tokenId);
-    const tokensBy = async (query: Omit<ListTokensQuery, 'limit'>) => ids((await listTokens(store, { limit: 100, ...query })).rows);
+    const tokensBy = async (query: Omit<ListTokensQuery, 'limit'>) => ids((await listTokens(store, { limit: 100, asOf: T0, ...query })).rows);
 
+    // As of T0, the time of these snapshots: live, a listing reads as of the step before the newest (as-of.ts).
     describe('listTokens', () => {
       beforeEach(async () => {
         await putSnapshots([
@@ -167,7 +177,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       it('returns every rule field of the snapshot as stored, null where it has none', async () => {
-        const { rows, hasMore, nextCursor } = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 1 });
+        const { rows, hasMore, nextCursor } = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 1 });
         const stored = snapshot('tk_a', { scores: { momentum: 50 }, features: { unique_authors_1h: 3 } });
         const values: Record<string, number | null> = { ...stored.features, ...stored.scores };
         expect(rows).toEqual([
@@ -198,7 +208,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         // LIKE wildcards are plain characters in a search.
         expect(await tokensBy({ sort: 'momentum', dir: 'desc', q: '%' })).toEqual(['tk_g']);
         expect(await tokensBy({ sort: 'momentum', dir: 'desc', q: 'nothing like it' })).toEqual([]);
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 5, q: 'x'.repeat(65) }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 5, q: 'x'.repeat(65) }))).toBe('INVALID_ARGUMENT');
       });
 
       for (const dir of ['desc', 'asc'] as const) {
@@ -211,7 +221,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
           const seen: string[] = [];
           let cursor: string | undefined;
           for (let page = 0; ; page++) {
-            const result = await listTokens(store, { sort: 'momentum', dir, limit: 4, cursor });
+            const result = await listTokens(store, { asOf: T0, sort: 'momentum', dir, limit: 4, cursor });
             seen.push(...ids(result.rows));
             // Newcomers on both sides of the cursor, and one tying its value, and with a null.
             await putSnapshots([
@@ -233,25 +243,29 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       }
 
       it('refuses a cursor from another sort, direction or filter, and one that is not a cursor', async () => {
-        const first = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2 });
+        const first = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2 });
         const cursor = first.nextCursor ?? '';
         expect(cursor).not.toBe('');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'asc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'conviction', dir: 'desc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, chain: 'eth' }))).toBe('INVALID_CURSOR');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor: 'bm90IGEgY3Vyc29y' }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'asc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'conviction', dir: 'desc', limit: 2, cursor }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor, chain: 'eth' }))).toBe('INVALID_CURSOR');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor: 'bm90IGEgY3Vyc29y' }))).toBe('INVALID_CURSOR');
+        // The cursor reads as of its first page's time; another time with it is refused, the same one is not.
+        expect(first.asOf).toBe(T0);
+        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 + 1 }))).toBe('INVALID_CURSOR');
+        expect((await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 })).asOf).toBe(T0);
         // A cursor of one listing is no cursor of another.
         expect(await refusal(signalFeed(store, { status: 'all', limit: 2, cursor }))).toBe('INVALID_CURSOR');
-        const second = await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor });
+        const second = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor });
         expect(ids(second.rows)).toEqual(['tk_d', 'tk_b']);
       });
 
       it('refuses sort fields outside the rule fields and bad limits', async () => {
         for (const sort of ['symbol', 'snapshot', 'token_id', 'momentum; DROP TABLE tokens', 'MOMENTUM']) {
-          expect(await refusal(listTokens(store, { sort, dir: 'desc', limit: 5 }))).toBe('INVALID_FIELD');
+          expect(await refusal(listTokens(store, { asOf: T0, sort, dir: 'desc', limit: 5 }))).toBe('INVALID_FIELD');
         }
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 0 }))).toBe('INVALID_ARGUMENT');
-        expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 101 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 0 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 101 }))).toBe('INVALID_ARGUMENT');
       });
     });
 
@@ -267,7 +281,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       const scanIds = async (query: Partial<Parameters<typeof scan>[1]>) =>
-        ids(await scan(store, { rules: [], sort: 'momentum', sortDir: 'desc', limit: 200, ...query }));
+        ids(await scan(store, { rules: [], sort: 'momentum', sortDir: 'desc', limit: 200, ...query }, T0));
 
       it('passes only rows meeting every rule, sorted', async () => {
         const rules = [
@@ -300,13 +314,16 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
 
       it('refuses fields outside the rule fields, unknown operators and too many rules', async () => {
         const base = { sort: 'momentum', sortDir: 'desc', limit: 10 } as const;
-        expect(await refusal(scan(store, { ...base, rules: [{ field: 'chain', op: '>', value: 1 }] }))).toBe('INVALID_FIELD');
-        expect(await refusal(scan(store, { ...base, sort: 'snapshot', rules: [] }))).toBe('INVALID_FIELD');
+        expect(await refusal(scan(store, { ...base, rules: [{ field: 'chain', op: '>', value: 1 }] }, T0))).toBe('INVALID_FIELD');
+        expect(await refusal(scan(store, { ...base, sort: 'snapshot', rules: [] }, T0))).toBe('INVALID_FIELD');
         const badOp = { field: 'momentum', op: '= 1 OR 1 =' as '>', value: 1 };
-        expect(await refusal(scan(store, { ...base, rules: [badOp] }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(scan(store, { ...base, rules: [badOp] }, T0))).toBe('INVALID_ARGUMENT');
         const many = Array.from({ length: MAX_SCAN_CONDITIONS + 1 }, () => ({ field: 'momentum', op: '>' as const, value: 1 }));
-        expect(await refusal(scan(store, { ...base, rules: many }))).toBe('INVALID_ARGUMENT');
-        expect(await refusal(scan(store, { ...base, rules: [], limit: 201 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(scan(store, { ...base, rules: many }, T0))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(scan(store, { ...base, rules: [], limit: 201 }, T0))).toBe('INVALID_ARGUMENT');
+        // Refused before any data too.
+        expect(await refusal(scan(store, { ...base, rules: [], limit: 0 }, null))).toBe('INVALID_ARGUMENT');
+        expect(await scan(store, { ...base, rules: [] }, null)).toEqual([]);
       });
     });
 
@@ -498,7 +515,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
     });
 
-    describe('scanAsOf', () => {
+    describe('scan as of a time', () => {
       const minute = 60_000;
       const at = (tokenId: string, ts: number, spec: SnapshotSpec): QuantSnapshot => ({
         ...snapshot(tokenId, { ...spec, ts }),
@@ -519,7 +536,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       const asOf = async (query: Partial<ScanQuery>, cutoff = T0 + 7 * minute) =>
-        (await scanAsOf(store, { rules: [], sort: 'momentum', sortDir: 'desc', limit: 200, ...query }, cutoff)).map((r) => [r.tokenId, r.ts]);
+        (await scan(store, { rules: [], sort: 'momentum', sortDir: 'desc', limit: 200, ...query }, cutoff)).map((r) => [r.tokenId, r.ts]);
 
       it("scans each token's latest snapshot at or before the cutoff", async () => {
         expect(await asOf({})).toEqual([
@@ -557,23 +574,26 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         ]);
       });
 
-      it('gives rows of the same shape and values as the live scan', async () => {
-        const latest = [at('tk_a', T0 + 10 * minute, { scores: { momentum: 5 } }), at('tk_b', T0, { scores: { momentum: 60 }, chain: 'base' })];
-        await putSnapshots(latest);
-        await store.upsert('snapshot_history', latest.map(snapshotHistoryRow));
+      it('scans live as of the settled time of the history, with the values of each token at it', async () => {
+        // The least over the partitions of quant.snapshots of the newest snapshot stored from each.
+        const newest = new Map<number, number>();
+        for (const [tokenId, ts] of [['tk_a', T0 + 10 * minute], ['tk_b', T0], ['tk_c', T0 + 5 * minute], ['tk_d', T0 + 9 * minute]] as const) {
+          const p = partitionForKey(tokenId, TOPICS.snapshots.partitions);
+          newest.set(p, Math.max(newest.get(p) ?? 0, ts));
+        }
+        const settled = await settledSnapshotTime(store);
+        expect(settled).toBe(Math.min(...newest.values()) - SNAPSHOT_GRID_MS);
         const query: ScanQuery = { rules: [{ field: 'momentum', op: '>', value: 0 }], sort: 'momentum', sortDir: 'asc', limit: 10, chains: ['solana', 'base'] };
-        const live = await scan(store, { ...query });
-        expect(live.map((r) => r.tokenId)).toEqual(['tk_a', 'tk_b']);
-        expect((await scanAsOf(store, query, T0 + 10 * minute)).filter((r) => r.tokenId !== 'tk_d')).toEqual(live);
+        const live = await scan(store, query, T0 + 10 * minute);
+        expect(live.map((r) => r.tokenId)).toEqual(['tk_a', 'tk_b', 'tk_d']);
         expect(live[1].values.momentum).toBe(60);
         expect(live[1].values.price_change_1h).toBeNull();
       });
 
-      it('refuses what the live scan refuses', async () => {
+      it('refuses history columns that are no rule fields', async () => {
         const base = { sort: 'momentum', sortDir: 'desc', limit: 10, rules: [] } as const;
-        expect(await refusal(scanAsOf(store, { ...base, sort: 'snapshot_id' }, T0))).toBe('INVALID_FIELD');
-        expect(await refusal(scanAsOf(store, { ...base, rules: [{ field: 'version', op: '>', value: 0 }] }, T0))).toBe('INVALID_FIELD');
-        expect(await refusal(scanAsOf(store, { ...base, limit: 0 }, T0))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(scan(store, { ...base, sort: 'snapshot_id' }, T0))).toBe('INVALID_FIELD');
+        expect(await refusal(scan(store, { ...base, rules: [{ field: 'version', op: '>', value: 0 }] }, T0))).toBe('INVALID_FIELD');
       });
     });
 

@@ -31,7 +31,7 @@ const H = 3_600_000;
 /** Aligned to whole days, so 6h and 1d columns start at D0. */
 const D0 = 1_700_006_400_000;
 
-function metricsRow(version: number, ts: number, hitRate: number): AuthorMetricsRow {
+export function metricsRow(version: number, ts: number, hitRate: number): AuthorMetricsRow {
   return {
     author_id: 'a1',
     handle: 'Alice',
@@ -98,7 +98,7 @@ function eventRow(id: string, cohortId: string, ts: number): CohortEventRow {
   };
 }
 
-function bucketRow(
+export function bucketRow(
   narrative: string,
   hour: number,
   values: { mentions: number; total: number; theses: number; authorIds: string[]; authorGrowth?: number | null },

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
+import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
 
@@ -18,3 +19,4 @@ async function openDuckDb() {
 
 describeQuantReadModelContract('duckdb', openDuckDb);
 describeReadModelsSocialContract('duckdb', openDuckDb);
+describeAsOfReadModelContract('duckdb', openDuckDb);

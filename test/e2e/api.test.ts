@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startApiWorld, type ApiWorld } from '../helpers/api-world.ts';
+import { asOfCases } from './api/as-of.cases.ts';
 import { conventionCases } from './api/conventions.cases.ts';
 import { metaCases } from './api/meta.cases.ts';
 import { signalCases } from './api/signals.cases.ts';
@@ -27,4 +28,5 @@ tokenCases(current);
 signalCases(current);
 socialCases(current);
 metaCases(current);
+asOfCases(current);
 conventionCases(current);

@@ -8,6 +8,7 @@ import { openStore } from '../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { sql } from '../../infra/store/sql-literal.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
+import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
 import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { listCohorts } from '../../projections/read-models/cohorts.ts';
 import { heatmap, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
@@ -29,7 +30,11 @@ async function readModels(store: AnalyticalStore<ProjectionTables>) {
   const [{ author }] = await store.query<{ author: string | null }>(sql`SELECT min(author_id) AS author FROM author_metrics`);
   return {
     tokens,
-    scan: await scan(store, { rules: [{ field: 'unique_authors_24h', op: '>=', value: 1 }], sort: 'conviction', sortDir: 'desc', limit: 200 }),
+    scan: await scan(
+      store,
+      { rules: [{ field: 'unique_authors_24h', op: '>=', value: 1 }], sort: 'conviction', sortDir: 'desc', limit: 200 },
+      await settledSnapshotTime(store),
+    ),
     feed,
     firstSignal,
     author: author ? await authorMetrics(store, author) : null,

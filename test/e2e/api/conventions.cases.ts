@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../../api/http/body.ts';
 import { columns, sql, table } from '../../../infra/store/sql-literal.ts';
 import { tokens, type TokenRow } from '../../../projections/tables.ts';
+import { latestSnapshotRow, snapshotHistoryRow, snapshotRecordRow } from '../../../projections/latest-snapshots.ts';
+import { settledSnapshotTime } from '../../../projections/read-models/as-of.ts';
 import { latestSnapshots, type LatestSnapshotRow } from '../../../projections/tables/quant.ts';
+import type { QuantSnapshot } from '../../../schemas/records/quant-scores.ts';
 import type { ApiWorld } from '../../helpers/api-world.ts';
 
 /** What every endpoint shares: errors, methods, bodies, keys, and cursor pagination under writes. */
@@ -74,25 +77,28 @@ export function conventionCases(world: () => ApiWorld): void {
       world().expectError(await world().request('GET', '/v1/key', { key }), 403, 'FORBIDDEN');
     });
 
-    it('follows next_cursor to the end visiting every row once while new rows arrive', async () => {
+    it('follows next_cursor to the end visiting every row once while new rows arrive and every sort value moves', async () => {
       const { store } = world();
       const narrative = 'pagination-check';
       const [template] = await store.query<LatestSnapshotRow>(sql`SELECT ${columns(latestSnapshots)} FROM ${table(latestSnapshots)} LIMIT 1`);
       const [tokenTemplate] = await store.query<TokenRow>(sql`SELECT ${columns(tokens)} FROM ${table(tokens)} WHERE token_id = ${template.token_id}`);
+      const settled = await settledSnapshotTime(store);
+      if (settled === null) return expect.fail('the world has snapshots');
       // Rows of a narrative of their own, so the other cases' counts are untouched; some momenta tie.
-      const add = async (ids: string[], momentum: (i: number) => number | null) => {
-        const rows = ids.map((id, i): LatestSnapshotRow => {
-          const snapshot = JSON.parse(template.snapshot) as Record<string, unknown> & { scores: Record<string, number | null> };
-          snapshot.tokenId = id;
-          snapshot.narrative = narrative;
-          snapshot.scores = { ...snapshot.scores, momentum: momentum(i) };
-          return { ...template, token_id: id, narrative, momentum: momentum(i), snapshot: JSON.stringify(snapshot) };
+      // Written as the projections write a snapshot: the latest per token, and the history.
+      const add = async (ids: string[], momentum: (i: number) => number | null, ts: number) => {
+        const snapshots = ids.map((id, i): QuantSnapshot => {
+          const snapshot = JSON.parse(template.snapshot) as QuantSnapshot;
+          const snapshotId = `snap_${Buffer.from(`${id}@${ts}`).toString('hex')}`;
+          return { ...snapshot, snapshotId, tokenId: id, ts, narrative, scores: { ...snapshot.scores, momentum: momentum(i) } };
         });
         await store.upsert('tokens', ids.map((id) => ({ ...tokenTemplate, token_id: id, narrative, symbol: `P${id.slice(-4).toUpperCase()}` })));
-        await store.upsert('latest_snapshots', rows);
+        await store.upsert('latest_snapshots', snapshots.map(latestSnapshotRow));
+        await store.upsert('snapshot_history', snapshots.map(snapshotHistoryRow));
+        await store.upsert('snapshot_records', snapshots.map(snapshotRecordRow));
       };
       const before = Array.from({ length: 20 }, (_, i) => `tk_pg${String(i).padStart(3, '0')}`);
-      await add(before, (i) => (i % 5 === 4 ? null : Math.floor(i / 2) * 10));
+      await add(before, (i) => (i % 5 === 4 ? null : Math.floor(i / 2) * 10), settled);
 
       const seen: string[] = [];
       let cursor: string | null = null;
@@ -102,12 +108,17 @@ export function conventionCases(world: () => ApiWorld): void {
         const res = await world().request('GET', query);
         expect(res.status).toBe(200);
         expect(res.body.object).toBe('list');
+        // Every page answers as of the first page's time.
+        expect(res.body.as_of).toBe(new Date(settled).toISOString());
         seen.push(...res.body.data.map((row: { token: { id: string } }) => row.token.id));
         cursor = res.body.next_cursor;
         expect(cursor === null).toBe(!res.body.has_more);
         pages++;
-        // After the first page, rows arrive both ahead of the reader (momentum 5) and behind it (99).
-        if (pages === 1) await add(['tk_pgnewa', 'tk_pgnewb'], (i) => (i === 0 ? 5 : 99));
+        // After the first page, rows arrive both ahead of the reader (momentum 5) and behind it (99),
+        // and each later page finds every momentum moved by a newer snapshot (the observed bug: the
+        // sort key moving between pages made a cursor skip some tokens and repeat others).
+        if (pages === 1) await add(['tk_pgnewa', 'tk_pgnewb'], (i) => (i === 0 ? 5 : 99), settled);
+        await add(before, (i) => ((i * 37 + pages * 23) % 100), settled + pages * 5 * 60_000);
       } while (cursor !== null);
 
       expect(new Set(seen).size).toBe(seen.length);

@@ -53,6 +53,7 @@ export function socialCases(world: () => ApiWorld): void {
         author_id: row.author_id,
         handle: row.handle,
         as_of: new Date(row.ts).toISOString(),
+        version_at: new Date(row.ts).toISOString(),
         model_version: row.model_version,
         calls: { total: row.calls_total, unpriced: row.calls_unpriced, resolved: row.resolved_calls, hits: row.hits },
         hit_rate: { value: row.hit_rate, low: row.hit_rate_low, high: row.hit_rate_high, confidence_level: 0.95 },
@@ -204,7 +205,7 @@ export function socialCases(world: () => ApiWorld): void {
         commandId: 'cmd_test',
       };
       const meta = { topic: 'quant.cohorts', partition: 0, offset: 0, key: cohortId, timestamp: version.ts };
-      await world().store.upsert('cohorts', cohortsProjection.toRows(version, meta).map((r) => r.row as CohortRow));
+      for (const r of cohortsProjection.toRows(version, meta)) await world().store.upsert(r.table, [r.row]);
 
       const mine = await world().request('GET', '/v1/quant/cohorts?kind=manual', { key: owner.key });
       expect(cohortIds(mine)).toEqual([cohortId]);
@@ -218,7 +219,7 @@ export function socialCases(world: () => ApiWorld): void {
       expect(detail.body).toMatchObject({ id: cohortId, kind: 'manual', convergence_events: [], tokens: [], active_signals: [] });
       world().expectError(await world().request('GET', `/v1/quant/cohorts/${cohortId}`, { key: other.key }), 404, 'NOT_FOUND');
 
-      await world().store.upsert('cohorts', cohortsProjection.toRows({ ...version, version: 2, deleted: true }, meta).map((r) => r.row as CohortRow));
+      for (const r of cohortsProjection.toRows({ ...version, version: 2, deleted: true }, meta)) await world().store.upsert(r.table, [r.row]);
       world().expectError(await world().request('GET', `/v1/quant/cohorts/${cohortId}`, { key: owner.key }), 404, 'NOT_FOUND');
     });
 
@@ -248,7 +249,7 @@ export function socialCases(world: () => ApiWorld): void {
       const own = `cohort_own_${owner.id}`;
       for (const v of [version(shared, desk), version(own, null)]) {
         const meta = { topic: 'quant.cohorts', partition: 0, offset: 0, key: v.cohortId, timestamp: v.ts };
-        await world().store.upsert('cohorts', cohortsProjection.toRows(v, meta).map((r) => r.row as CohortRow));
+        for (const r of cohortsProjection.toRows(v, meta)) await world().store.upsert(r.table, [r.row]);
       }
 
       const visible = async (key: string) => cohortIds(await world().request('GET', '/v1/quant/cohorts', { key })).filter((id: string) => id === shared || id === own).sort();
@@ -370,7 +371,7 @@ export function socialCases(world: () => ApiWorld): void {
           top_contributors: (JSON.parse(b.top_contributors) as { authorId: string; handle: string; posts: number }[]).map((a) => ({ author_id: a.authorId, handle: a.handle, posts: a.posts })),
         });
         const one = await world().request('GET', `/v1/quant/narratives/${n.slug}`);
-        expect(one.body).toEqual(n);
+        expect(one.body).toEqual({ ...n, as_of: res.body.as_of });
       }
       expect(res.body.data.some((n: { attention_share_change_24h: number | null }) => n.attention_share_change_24h !== null)).toBe(true);
     });

@@ -4,7 +4,16 @@ import { column, columns, int64, list, sql, table, type Sql } from '../../../inf
 import { HORIZON_MS } from '../../../processors/quant-engine/contracts.ts';
 import { FEATURE_NAMES } from '../../../processors/quant-engine/features/definitions.ts';
 import { tokens, type TokenRow } from '../../../projections/tables.ts';
-import { latestSnapshots, snapshotHistory, type LatestSnapshotRow, type RuleField, type SnapshotHistoryRow } from '../../../projections/tables/quant.ts';
+import { latestSnapshotRow } from '../../../projections/latest-snapshots.ts';
+import { settledSnapshotTime } from '../../../projections/read-models/as-of.ts';
+import {
+  latestSnapshots,
+  snapshotHistory,
+  snapshotRecords,
+  type LatestSnapshotRow,
+  type RuleField,
+  type SnapshotHistoryRow,
+} from '../../../projections/tables/quant.ts';
 import { outcomes, type OutcomeRow } from '../../../projections/tables/social.ts';
 import { SCORE_NAMES } from '../../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../../schemas/records/quant-scores.ts';
@@ -56,6 +65,23 @@ export function tokenCases(world: () => ApiWorld): void {
   const latestRows = (where: Sql = sql`${true}`) =>
     store().query<LatestSnapshotRow>(sql`SELECT ${columns(latestSnapshots)} FROM ${table(latestSnapshots)} WHERE ${where}`);
   const snapshotOf = (row: LatestSnapshotRow) => JSON.parse(row.snapshot) as QuantSnapshot;
+  /**
+   * What the token list and the scan read live: each token's snapshot as of the settled time
+   * of the history (the newest step may still be on its way in a running world), as rows of
+   * latest_snapshots through the projection's own mapper.
+   */
+  const listedRows = async (): Promise<LatestSnapshotRow[]> => {
+    const settled = await settledSnapshotTime(store());
+    if (settled === null) return [];
+    const ts = column(snapshotRecords, 'ts');
+    const records = await store().query<{ token_id: string; ts: number; snapshot: string }>(
+      sql`SELECT ${columns(snapshotRecords, ['token_id', 'ts', 'snapshot'])} FROM ${table(snapshotRecords)}
+          WHERE ${ts} <= ${int64(settled)} AND ${ts} >= ${int64(settled - HORIZON_MS['1h'] - 5 * 60_000)}`,
+    );
+    const asOf = new Map<string, { ts: number; snapshot: string }>();
+    for (const r of records) if ((asOf.get(r.token_id)?.ts ?? -Infinity) < r.ts) asOf.set(r.token_id, r);
+    return [...asOf.values()].map((r) => latestSnapshotRow(JSON.parse(r.snapshot) as QuantSnapshot));
+  };
 
   /** A token with a snapshot whose symbol no other token shares, with its snapshot. */
   async function uniqueToken(): Promise<{ token: TokenRow; snapshot: QuantSnapshot }> {
@@ -292,7 +318,7 @@ export function tokenCases(world: () => ApiWorld): void {
         return res.body;
       };
       expect((await ok('limit=1')).data).toHaveLength(1);
-      const count = (await latestRows()).length;
+      const count = (await listedRows()).length;
       expect((await ok('limit=100')).data).toHaveLength(Math.min(100, count));
       expect((await ok('')).data).toHaveLength(Math.min(25, count));
       await ok(`q=${'x'.repeat(64)}`);
@@ -317,7 +343,7 @@ export function tokenCases(world: () => ApiWorld): void {
     });
 
     it('sorts by rule fields in both directions, nulls last, with values as stored', async () => {
-      const latest = new Map((await latestRows()).map((r) => [r.token_id, snapshotOf(r)]));
+      const latest = new Map((await listedRows()).map((r) => [r.token_id, snapshotOf(r)]));
       for (const sort of ['momentum', 'crowding', 'early_quality', 'unique_authors_1h', 'price_change_1h', 'mention_velocity_1h']) {
         for (const dir of ['desc', 'asc'] as const) {
           const rows = await followTokens(`sort=${sort}&dir=${dir}`, 100);
@@ -335,7 +361,7 @@ export function tokenCases(world: () => ApiWorld): void {
     });
 
     it('follows next_cursor to the end visiting every token once, with filters', async () => {
-      const all = await latestRows();
+      const all = await listedRows();
       const rows = await followTokens('sort=conviction&dir=desc', 7);
       expect(rows.map((r) => r.token_id).sort()).toEqual(all.map((r) => r.token_id).sort());
       const chain = 'solana';
@@ -368,7 +394,7 @@ export function tokenCases(world: () => ApiWorld): void {
   describe('POST /v1/quant/scan', () => {
     /** The rows a scan of `rules` over the latest snapshots must return, by sort then token id. */
     async function expectedScan(rules: readonly Rule[], sort: RuleField, dir: 'asc' | 'desc'): Promise<string[]> {
-      const rows = (await latestRows()).filter((r) => rules.every((rule) => passes(r[rule.field], rule)));
+      const rows = (await listedRows()).filter((r) => rules.every((rule) => passes(r[rule.field], rule)));
       return rows
         .sort((a, b) => {
           const [x, y] = [a[sort], b[sort]];
@@ -401,7 +427,7 @@ export function tokenCases(world: () => ApiWorld): void {
       const res = await scan({ preset: 'high-conviction', rules: [extra], sort: 'unique_authors_24h', sort_dir: 'asc', limit: 3 });
       expect(res.body.rules).toEqual([...preset.rules, extra]);
       expect(res.body.data.map((r: { token_id: string }) => r.token_id)).toEqual((await expectedScan([...preset.rules, extra], 'unique_authors_24h', 'asc')).slice(0, 3));
-      const latest = await latestRows();
+      const latest = await listedRows();
       const anyCrowding: Rule = { field: 'crowding', op: '>=', value: 0 };
       const chains = await scan({ rules: [anyCrowding], chains: ['base', 'eth'], limit: 200 });
       expect(chains.body.data.map((r: { token_id: string }) => r.token_id).sort()).toEqual(
@@ -415,7 +441,7 @@ export function tokenCases(world: () => ApiWorld): void {
     });
 
     it('never passes a null, whatever the operator', async () => {
-      const latest = await latestRows();
+      const latest = await listedRows();
       const known = latest.filter((r) => r.early_quality !== null).length;
       expect(known).toBeLessThan(latest.length);
       for (const rule of [
@@ -464,15 +490,36 @@ export function tokenCases(world: () => ApiWorld): void {
       world().expectError(await world().request('POST', '/v1/quant/scan'), 400, 'VALIDATION');
     });
 
-    it('gives Free keys the snapshots of 15 minutes ago, and paid keys the latest', async () => {
+    it('gives Free keys the snapshots of 15 minutes ago, and paid keys those of the settled time of the history', async () => {
       const rules: Rule[] = [{ field: 'crowding', op: '>=', value: 0 }];
+      /** The scan's rows are each token's latest history row at or before its as_of, passing the rule, in order. */
+      const expectAsOf = async (body: any) => {
+        const asOf = Date.parse(body.as_of);
+        const history = await store().query<SnapshotHistoryRow>(
+          sql`SELECT ${columns(snapshotHistory)} FROM ${table(snapshotHistory)} WHERE ${column(snapshotHistory, 'ts')} <= ${int64(asOf)}`,
+        );
+        const asOfRows = new Map<string, SnapshotHistoryRow>();
+        for (const h of history) if ((asOfRows.get(h.token_id)?.ts ?? -Infinity) < h.ts) asOfRows.set(h.token_id, h);
+        const passing = [...asOfRows.values()].filter((h) => h.crowding !== null);
+        expect(body.data.map((r: any) => r.token_id).sort()).toEqual(passing.map((h) => h.token_id).sort());
+        expectOrdered(body.data, 'momentum', 'desc');
+        for (const row of body.data) {
+          const h = asOfRows.get(row.token_id)!;
+          expect(row.ts).toBe(iso(h.ts));
+          for (const s of SCORE_NAMES) expect(row.scores[s]).toBe(h[s]);
+          for (const f of FEATURE_NAMES) expect(row.features[f]).toBe(h[f]);
+        }
+      };
       const team = await scan({ rules, limit: 200 });
       const pro = await scan({ rules, limit: 200 }, world().keys.pro);
       expect(team.body.delayed_minutes).toBe(0);
       expect(pro.body.delayed_minutes).toBe(0);
       expect(pro.body.data).toEqual(team.body.data);
+      // The history is complete in this world: paid keys scan at most one grid step behind its newest snapshot.
       const latest = new Map((await latestRows()).map((r) => [r.token_id, r]));
-      for (const row of team.body.data) expect(row.ts).toBe(iso(latest.get(row.token_id)!.ts));
+      const newest = Math.max(...[...latest.values()].map((r) => r.ts));
+      expect(Date.parse(team.body.as_of)).toBe(newest - 5 * 60_000);
+      await expectAsOf(team.body);
 
       const free = await scan({ rules, limit: 200 }, world().keys.free);
       expect(free.status).toBe(200);
@@ -481,21 +528,7 @@ export function tokenCases(world: () => ApiWorld): void {
       // The service clock starts at the end of the history and runs in real time.
       expect(asOf).toBeGreaterThanOrEqual(world().endMs - 15 * 60_000);
       expect(asOf).toBeLessThan(Date.parse(team.body.as_of));
-      // Each row is its token's latest history row at or before as_of.
-      const history = await store().query<SnapshotHistoryRow>(
-        sql`SELECT ${columns(snapshotHistory)} FROM ${table(snapshotHistory)} WHERE ${column(snapshotHistory, 'ts')} <= ${int64(asOf)}`,
-      );
-      const asOfRows = new Map<string, SnapshotHistoryRow>();
-      for (const h of history) if ((asOfRows.get(h.token_id)?.ts ?? -Infinity) < h.ts) asOfRows.set(h.token_id, h);
-      const passing = [...asOfRows.values()].filter((h) => h.crowding !== null);
-      expect(free.body.data.map((r: any) => r.token_id).sort()).toEqual(passing.map((h) => h.token_id).sort());
-      expectOrdered(free.body.data, 'momentum', 'desc');
-      for (const row of free.body.data) {
-        const h = asOfRows.get(row.token_id)!;
-        expect(row.ts).toBe(iso(h.ts));
-        for (const s of SCORE_NAMES) expect(row.scores[s]).toBe(h[s]);
-        for (const f of FEATURE_NAMES) expect(row.features[f]).toBe(h[f]);
-      }
+      await expectAsOf(free.body);
       // Delayed, not live: some token has a newer snapshot than the Free key saw.
       expect(free.body.data.some((r: any) => Date.parse(r.ts) < latest.get(r.token_id)!.ts)).toBe(true);
     });
