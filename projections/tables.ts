@@ -1,6 +1,7 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
+import { backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
 import { latestSnapshots, signals, snapshotHistory } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, narrativeBuckets, outcomes } from './tables/social.ts';
 
@@ -111,5 +112,8 @@ export const PROJECTION_TABLES = defineTables(
   teams,
   webhooks,
   webhookDeliveries,
+  backtestRequests,
+  backtestRuns,
+  eventStudies,
 );
 export type ProjectionTables = typeof PROJECTION_TABLES;
