@@ -66,7 +66,7 @@ export const TokensQuerySchema = z.strictObject({
     .describe(`Case-insensitive substring of the symbol or the name, at most ${MAX_Q_LENGTH} characters.`),
 });
 
-const ScanRuleSchema = named(
+export const ScanRuleSchema = named(
   'ScanRule',
   z.strictObject({
     field: ruleField.describe('A rule field: a score name or a feature name (GET /v1/models lists the features and their units).'),

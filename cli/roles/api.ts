@@ -10,7 +10,7 @@ export const apiRole: Role = {
   async start({ config, logger, services, store, stdout }) {
     const webhooks = { codec: services.codec, secrets: await loadSecretBox(config), policy: { allowPrivate: config.TQA_WEBHOOKS_ALLOW_PRIVATE } };
     const streams = new StreamDirectory({ log: services.log, codec: services.codec });
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams });
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, codec: services.codec });
     const server = api.app.listen(config.PORT);
     await new Promise<void>((resolve) => server.once('listening', resolve));
     logger.info({ port: config.PORT }, 'API listening');
