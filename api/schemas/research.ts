@@ -122,3 +122,44 @@ export const BacktestRunSchema = named(
 );
 
 export const BacktestListSchema = listOf('BacktestRunList', BacktestRunSchema);
+
+export const EventStudyParamsSchema = z.strictObject({
+  slug: z.string().min(1).max(64).describe('The study: `velocity-3x`, `hq-authors-converge`, `social-up-price-flat`, `crowding-spike`, `broad-attention` or `cooling`.'),
+});
+
+const QuantileSummarySchema = z.looseObject({ n: z.number().int().min(0) });
+
+const EventStudyFields = {
+  ...resourceHeader('event_study'),
+  slug: z.string(),
+  title: z.string(),
+  description: z.string(),
+  signal_type: z.string().describe('The signal rule whose firings are the events.'),
+  rule_version: z.string(),
+  as_of: isoTime.nullable().describe('The hour boundary of event time of the last refresh; null before the first one.'),
+  events: z.number().int().min(0).describe('Firings of the rule in point-in-time history up to `as_of`.'),
+  disclaimer,
+};
+
+export const EventStudySummarySchema = named(
+  'EventStudySummary',
+  z.strictObject(EventStudyFields),
+  'An event study (spec 2.9) without its distributions.',
+);
+
+export const EventStudySchema = named(
+  'EventStudy',
+  z.looseObject({
+    ...EventStudyFields,
+    horizons: z
+      .array(QuantileSummarySchema)
+      .describe(
+        'Per horizon (15m … 7d): n, mean, median, quantiles, hit rate with its Wilson interval and the return distribution after the ' +
+          'events, beside the baseline (unconditional returns of the same history) and the abnormal return (events minus baseline). ' +
+          'Empty before the first refresh.',
+      ),
+  }),
+  'An event study with its per-horizon distributions, as of the last hourly refresh in event time.',
+);
+
+export const EventStudyListSchema = listOf('EventStudyList', EventStudySummarySchema, true);

@@ -2,6 +2,7 @@ import { apiRole } from './api.ts';
 import { feedsRole } from './feeds.ts';
 import { processorsRole } from './processors.ts';
 import { projectionsRole } from './projections.ts';
+import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
 import { webhooksRole } from './webhooks.ts';
@@ -11,6 +12,6 @@ import { webhooksRole } from './webhooks.ts';
  * so each later role drains what an earlier one produced last; they start in reverse, so
  * the consumers are up before the producers.
  */
-export const ROLES: readonly Role[] = [feedsRole, apiRole, streamRole, processorsRole, webhooksRole, projectionsRole];
+export const ROLES: readonly Role[] = [feedsRole, apiRole, streamRole, researchRole, processorsRole, webhooksRole, projectionsRole];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);
