@@ -3,7 +3,7 @@ import { DATASET, header } from '../../presenters/resource.ts';
 import { activeBacktestsOfKey, backtestsOfKey, getBacktest, type BacktestView } from '../../projections/read-models/research.ts';
 import { appendBacktestRequest, newRunId } from '../../research/runs/commands.ts';
 import { presentBacktest } from '../../research/runs/present.ts';
-import type { StoredSpec } from '../../research/runs/stored-spec.ts';
+import { specOf } from '../../research/runs/spec-of.ts';
 import { BacktestRequestSchema, TERMINAL_RUN_STATUSES, type BacktestRunStatus } from '../../schemas/records.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { ApiError } from '../errors.ts';
@@ -16,30 +16,12 @@ import {
   BacktestRunSchema,
   BacktestsQuerySchema,
   CreateBacktestBodySchema,
-  timeInputMs,
-  type CreateBacktestBody,
 } from '../schemas/research.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 /** How long a write waits for the projection to show its event (read-your-writes). */
 const APPLY_TIMEOUT_MS = 10_000;
-
-/** The request body with its defaults, as the engine's BacktestSpec. */
-function specOf(body: CreateBacktestBody): StoredSpec {
-  const universe: StoredSpec['universe'] = {};
-  if (body.universe?.chains !== undefined) universe.chains = [...new Set(body.universe.chains)];
-  if (body.universe?.min_liquidity_usd !== undefined) universe.minLiquidityUsd = body.universe.min_liquidity_usd;
-  return {
-    rules: body.rules,
-    horizon: body.horizon,
-    from: body.from === undefined ? null : timeInputMs(body.from),
-    to: body.to === undefined ? null : timeInputMs(body.to),
-    cooldown: body.cooldown ?? body.horizon,
-    deadTokenPolicy: body.dead_token_policy ?? 'last_price',
-    universe,
-  };
-}
 
 /**
  * Backtests (spec 2.8, 3, 4.4): a POST appends a request to control.backtests and answers
