@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysCommand } from '../../cli/commands/keys.ts';
+import { replayCommand } from '../../cli/commands/replay.ts';
+import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
+import { backtestRequests, backtestRuns } from '../../projections/tables/research.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
@@ -64,6 +67,18 @@ async function api(method: string, path: string, key: string, body?: unknown): P
 
 async function runEvents(): Promise<BacktestRunEvent[]> {
   return Promise.all((await readTopic(log, TOPICS.backtestRuns.name)).map((r) => codec.decode(r.topic, r.value!) as Promise<BacktestRunEvent>));
+}
+
+/** Every run's request and latest state as the store holds them. */
+async function runRows(): Promise<unknown[]> {
+  const store = await openStore(config, silentLogger);
+  try {
+    const requests = await store.query(sql`SELECT ${columns(backtestRequests)} FROM ${table(backtestRequests)} ORDER BY ${column(backtestRequests, 'run_id')}`);
+    const runs = await store.query(sql`SELECT ${columns(backtestRuns)} FROM ${table(backtestRuns)} ORDER BY ${column(backtestRuns, 'run_id')}`);
+    return requests.map((r, i) => ({ request: r, run: runs[i] }));
+  } finally {
+    await store.close();
+  }
 }
 
 beforeAll(async () => {
@@ -137,4 +152,13 @@ describe('the service killed with backtests running and queued', () => {
       expect(again.attempt).toBe(1);
     }
   }, 600_000);
+
+  it('rebuilds every run and its result from the log with tqa replay', async () => {
+    const [service] = children;
+    await kill(service, 'SIGTERM');
+    const served = await runRows();
+    expect(served.length).toBe(SPECS.length * 2);
+    await runCommand(replayCommand, config, []);
+    expect(await runRows()).toEqual(served);
+  }, 300_000);
 });
