@@ -1,3 +1,4 @@
+import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
 import type { TokenRow } from '../../../projections/tables.ts';
 import { HOUR, MIN, T0, tokenRow, type GivenSnapshot } from './given.ts';
 
@@ -8,23 +9,12 @@ import { HOUR, MIN, T0, tokenRow, type GivenSnapshot } from './given.ts';
  * another chain. Deterministic: the same seed gives the same rows.
  */
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export const WORLD_END = T0 + 48 * HOUR;
 export const RUG_AT = T0 + 30 * HOUR;
 export const DELISTED_AT = T0 + 20 * HOUR;
 
 export function smallWorld(seed = 7): { snapshots: GivenSnapshot[]; tokens: TokenRow[] } {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const snapshots: GivenSnapshot[] = [];
   const ids = ['tk_a', 'tk_b', 'tk_c', 'tk_rug', 'tk_gone', 'tk_base'];
   for (const token of ids) {
