@@ -120,10 +120,11 @@ export function storeHistory(store: ReadStore): HistorySource {
       ...changed.map((f) => sql`arrayPopBack(arrayPushFront(${byTime(sql`groupArray(${column(S, f)})`)}, NULL)) AS ${sqlName(`a_${previousName(f)}`)}`),
       sql`arrayPopBack(arrayPushFront(arraySort(groupArray(${ts})), 0)) AS a_prev_ts`,
     ];
-    const unnested = [...names, ...changed.map(previousName), 'prev_ts'].map((n) => sql`${sqlName(`a_${n}`)} AS ${sqlName(n)}`);
+    const output = [...names, ...changed.map(previousName), 'prev_ts'];
+    const unnested = output.map((n) => sql`${sqlName(`a_${n}`)} AS ${sqlName(n)}`);
     return sql`${byDialect({
       duckdb: sql`SELECT *${join(lagged)}, lag(${ts}) OVER w AS prev_ts FROM ${table(S)} WHERE ${lookback} WINDOW w AS (PARTITION BY ${tokenId} ORDER BY ${ts})`,
-      clickhouse: sql`SELECT * FROM (SELECT ${commaJoin(arrays)} FROM (SELECT * FROM ${table(S)} WHERE ${lookback}) GROUP BY ${tokenId})
+      clickhouse: sql`SELECT ${commaJoin(output.map(sqlName))} FROM (SELECT ${commaJoin(arrays)} FROM (SELECT * FROM ${table(S)} WHERE ${lookback}) GROUP BY ${tokenId})
         ARRAY JOIN ${commaJoin(unnested)}`,
     })}`;
   }
