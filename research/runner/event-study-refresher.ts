@@ -1,6 +1,6 @@
 import type { EventLog } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
-import { appendEvent, readControlEvents } from '../../cli/control-events.ts';
+import { readControlEvents } from '../../cli/control-events.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { EventStudyRecordSchema } from '../../schemas/records.ts';
@@ -68,10 +68,15 @@ export class EventStudyRefresher {
     if (this.state !== null && asOf <= this.state.asOf) return;
     this.state = await refreshEventStudies(this.state, history, asOf, { signal: this.abort.signal });
     if (asOf <= this.recordedAsOf) return;
-    for (const study of EVENT_STUDIES) {
-      const result = eventStudyResult(this.state, study);
-      await appendEvent(log, codec, TOPICS.eventStudies.name, study.slug, EventStudyRecordSchema.parse({ slug: study.slug, asOf, result: JSON.stringify(result), ts: asOf }));
-    }
+    // One append for the six, so readers see one refresh, not a mix of two.
+    const topic = TOPICS.eventStudies.name;
+    const records = await Promise.all(
+      EVENT_STUDIES.map(async (study) => {
+        const record = EventStudyRecordSchema.parse({ slug: study.slug, asOf, result: JSON.stringify(eventStudyResult(this.state!, study)), ts: asOf });
+        return { key: study.slug, value: await codec.encode(topic, record), timestamp: asOf };
+      }),
+    );
+    await log.append(topic, records);
     this.recordedAsOf = asOf;
     logger.info({ asOf: new Date(asOf).toISOString() }, 'event studies refreshed');
   }
