@@ -1,6 +1,6 @@
 import { column, columns, int64, list, sql, table } from '../../infra/store/sql-literal.ts';
 import { backtestRequests, backtestRuns, eventStudies, type BacktestRequestRow, type BacktestRunRow, type EventStudyRow } from '../tables/research.ts';
-import { decodeCursor, encodeCursor, filtersHash, type Page, type ReadStore } from './cursor.ts';
+import { allOf, decodeCursor, encodeCursor, filtersHash, type Page, type ReadStore } from './cursor.ts';
 
 /** A backtest run as the store knows it: the request, and what the research role recorded (null while queued). */
 export interface BacktestView {
@@ -33,12 +33,13 @@ export async function backtestsOfKey(store: ReadStore, keyId: string, limit: num
   const ordering = 'backtests:created_at:desc';
   const filters = filtersHash({ keyId });
   const after = cursor === undefined ? null : decodeCursor(cursor, ordering, filters);
-  const position =
-    after === null
-      ? sql`TRUE`
-      : sql`(${column(r, 'created_at')} < ${int64(after.value ?? 0)} OR (${column(r, 'created_at')} = ${int64(after.value ?? 0)} AND ${column(r, 'run_id')} < ${after.id}))`;
+  const conditions = [sql`${column(r, 'key_id')} = ${keyId}`];
+  if (after !== null) {
+    const at = int64(after.value ?? 0);
+    conditions.push(sql`(${column(r, 'created_at')} < ${at} OR (${column(r, 'created_at')} = ${at} AND ${column(r, 'run_id')} < ${after.id}))`);
+  }
   const rows = await store.query<BacktestRequestRow>(
-    sql`SELECT ${columns(r)} FROM ${table(r)} WHERE ${column(r, 'key_id')} = ${keyId} AND ${position}
+    sql`SELECT ${columns(r)} FROM ${table(r)} WHERE ${allOf(conditions)}
         ORDER BY ${column(r, 'created_at')} DESC, ${column(r, 'run_id')} DESC LIMIT ${int64(limit + 1)}`,
   );
   const page = rows.slice(0, limit);
