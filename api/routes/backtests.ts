@@ -67,7 +67,12 @@ export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGrou
     planFeature: 'backtests',
     body: CreateBacktestBodySchema,
     errors: ['LIMIT_REACHED'],
-    response: { status: 202, schema: BacktestRunSchema, description: 'The queued run; poll its Location.' },
+    response: {
+      status: 202,
+      schema: BacktestRunSchema,
+      description: 'The queued run; poll its Location.',
+      headers: { Location: 'The run to poll: `/v1/quant/backtests/{id}`.' },
+    },
     handler: async ({ body, ctx }) => {
       const key = keyOf(ctx);
       const previous = perKey.get(key.id) ?? Promise.resolve();

@@ -32,6 +32,8 @@ import type { StoredSpec } from '../runs/stored-spec.ts';
  */
 
 export const GROUP_ID = 'research';
+/** How long a run whose outcome could not be recorded waits before it is tried again. */
+const RETRY_MS = 5_000;
 /** A run records progress when it has moved on by this share of its snapshots. */
 const PROGRESS_STEP = 0.1;
 
@@ -158,15 +160,20 @@ export class BacktestRunner {
       if (this.running.has(request.runId)) continue;
       const controller = new AbortController();
       this.running.set(request.runId, controller);
+      let retry = false;
       const job = this.execute(request, controller.signal)
-        .catch((err: unknown) => this.options.logger.error({ err, runId: request.runId }, 'backtest run not recorded'))
+        .catch((err: unknown) => {
+          // The log or the store failed before the outcome was recorded: the run is still pending; try it again shortly.
+          this.options.logger.error({ err, runId: request.runId }, 'backtest run not recorded; retrying');
+          retry = true;
+        })
         .finally(() => {
           this.running.delete(request.runId);
           this.active.delete(job);
-          if (!this.stopping) {
-            this.schedule();
-            void this.commit();
-          }
+          if (this.stopping) return;
+          if (retry) setTimeout(() => this.schedule(), RETRY_MS).unref();
+          else this.schedule();
+          void this.commit();
         });
       this.active.add(job);
     }

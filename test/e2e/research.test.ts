@@ -180,6 +180,7 @@ describe('backtests with the runner', () => {
     const post = world.openapi.paths['/v1/quant/backtests'].post;
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['202', '400', '402', '409']));
     expect(post.description).toContain('LIMIT_REACHED');
+    expect(post.responses['202'].headers.Location.schema).toEqual({ type: 'string' });
     expect(post['x-required-scope']).toBe('research:write');
     expect(world.openapi.paths['/v1/quant/backtests/{id}/cancel'].post['x-required-scope']).toBe('research:write');
     expect(world.openapi.paths['/v1/quant/event-studies/{slug}'].get['x-required-scope']).toBe('research:read');
