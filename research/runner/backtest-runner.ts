@@ -217,7 +217,13 @@ export class BacktestRunner {
       const result = await runBacktest(spec, history, { signal, onProgress, now: asOf ?? undefined });
       await progress;
       const finishedAt = this.now();
-      await this.record(event('done', { scanned: total, finishedAt, result: JSON.stringify(result) }));
+      try {
+        await this.record(event('done', { scanned: total, finishedAt, result: JSON.stringify(result) }));
+      } catch (err) {
+        // E.g. a result beyond the log's record size limit: say so rather than run it again and again.
+        await this.record(event('failed', { finishedAt, reason: `the result could not be recorded: ${(err as Error).message}`.slice(0, 500) }));
+        return;
+      }
       logger.info({ runId: request.runId, n: result.n }, 'backtest run done');
     } catch (err) {
       await progress;
