@@ -160,10 +160,29 @@ export function storeHistory(store: ReadStore): HistorySource {
   async function paths(entries: Sql, tokensIn: Sql, lo: number, hi: number, horizonMs: number): Promise<RawPath[]> {
     const h = int64(horizonMs);
     const inWindow = sql`pts > ets AND pts <= ets + ${h}`;
-    const agg = (duck: Sql, ch: Sql): SqlFragment => byDialect({ duckdb: sql`${duck} FILTER (WHERE ${inWindow})`, clickhouse: ch });
+    // DuckDB takes the window into the join condition (a residual predicate of the hash join), so
+    // an entry meets only its window's rows; ClickHouse 18.16 joins on equalities only and
+    // filters in -If aggregates (an unmatched row there has pts 0, outside every window).
+    const agg = (duck: Sql, ch: Sql): SqlFragment => byDialect({ duckdb: duck, clickhouse: ch });
+    const entriesBoth = sql`(
+            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} AS bucket FROM (${entries}) AS e0
+            UNION ALL
+            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} + ${h} AS bucket FROM (${entries}) AS e1
+          )`;
+    const pathRows = sql`(
+            SELECT ${tokenId} AS ptoken, ${ts} - ${ts} % ${h} AS pbucket, ${ts} AS pts,
+              ${byDialect({ duckdb: sql`${price}`, clickhouse: sql`assumeNotNull(${price})` })} AS pprice, ${liquidity} AS pliq
+            FROM ${table(S)}
+            WHERE ${tokensIn} AND ${ts} > ${int64(lo)} AND ${ts} <= ${int64(hi)} AND ${price} IS NOT NULL
+          )`;
+    const joined = byDialect({
+      duckdb: sql`${entriesBoth} AS e LEFT JOIN ${pathRows} AS p ON p.ptoken = e.token_id AND p.pbucket = e.bucket AND ${inWindow}`,
+      // 18.16 joins USING same-named columns: the path side renames its keys back.
+      clickhouse: sql`${entriesBoth} AS e ALL LEFT JOIN (SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p USING (token_id, bucket)`,
+    });
     return store.query<RawPath>(
       sql`SELECT token_id, ets, eprice, eliq,
-            ${agg(sql`count(*)`, sql`countIf(${inWindow})`)} AS ticks,
+            ${agg(sql`count(pts)`, sql`countIf(${inWindow})`)} AS ticks,
             ${agg(sql`min(pts)`, sql`minIf(pts, ${inWindow})`)} AS first_ts,
             ${agg(sql`max(pts)`, sql`maxIf(pts, ${inWindow})`)} AS last_ts,
             ${agg(sql`arg_max(pprice, pts)`, sql`argMaxIf(pprice, pts, ${inWindow})`)} AS last_price,
@@ -171,17 +190,7 @@ export function storeHistory(store: ReadStore): HistorySource {
             ${agg(sql`max(pprice)`, sql`maxIf(pprice, ${inWindow})`)} AS max_price,
             ${agg(sql`arg_max(pts, [pprice, -CAST(pts AS DOUBLE)])`, sql`argMaxIf(pts, tuple(pprice, -pts), ${inWindow})`)} AS peak_ts,
             ${agg(sql`min(pliq)`, sql`minIf(pliq, ${inWindow})`)} AS min_liq
-          FROM (
-            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} AS bucket FROM (${entries}) AS e0
-            UNION ALL
-            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} + ${h} AS bucket FROM (${entries}) AS e1
-          ) AS e
-          ${byDialect({ duckdb: sql`LEFT JOIN`, clickhouse: sql`ALL LEFT JOIN` })} (
-            SELECT ${tokenId} AS token_id, ${ts} - ${ts} % ${h} AS bucket, ${ts} AS pts,
-              ${byDialect({ duckdb: sql`${price}`, clickhouse: sql`assumeNotNull(${price})` })} AS pprice, ${liquidity} AS pliq
-            FROM ${table(S)}
-            WHERE ${tokensIn} AND ${ts} > ${int64(lo)} AND ${ts} <= ${int64(hi)} AND ${price} IS NOT NULL
-          ) AS p USING (token_id, bucket)
+          FROM ${joined}
           GROUP BY token_id, ets, eprice, eliq`,
     );
   }

@@ -58,9 +58,16 @@ export function tokenRow(token: string, status: string, ts: number): TokenRow {
 }
 
 export async function embeddedStore(snapshots: readonly GivenSnapshot[], tokenRows: readonly TokenRow[] = []): Promise<DuckDbStore<typeof PROJECTION_TABLES>> {
+  return embeddedStoreOfRows(snapshots.map(snapshotRow), tokenRows);
+}
+
+export async function embeddedStoreOfRows(
+  rows: readonly SnapshotHistoryRow[],
+  tokenRows: readonly TokenRow[] = [],
+): Promise<DuckDbStore<typeof PROJECTION_TABLES>> {
   const store = await DuckDbStore.open({ path: ':memory:', tables: PROJECTION_TABLES, migrationsDir: migrationsDir('duckdb'), logger: pino({ level: 'silent' }) });
   await store.migrate();
-  if (snapshots.length > 0) await store.upsert('snapshot_history', snapshots.map(snapshotRow));
+  if (rows.length > 0) await store.upsert('snapshot_history', rows);
   if (tokenRows.length > 0) await store.upsert('tokens', tokenRows);
   return store;
 }
