@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CreateBacktestBodySchema, type CreateBacktestBody } from '../../api/schemas/research.ts';
 import { exportFormatOf, writeTableFile } from '../../infra/export/table-file.ts';
@@ -93,7 +94,8 @@ export const backtestCommand: CliCommand = {
     if (exportTo !== undefined && exportFormatOf(exportTo) === null) throw new UsageError('--export-events must name a .csv or .parquet file');
 
     const progress = new Progress({ stream: ctx.stderr, label: 'backtest', unit: 'snapshots' });
-    const remote = ctx.config.TQA_STORE === 'duckdb' && (await duckDbFileInUse(defaultDuckDbPath(ctx.config)));
+    const path = defaultDuckDbPath(ctx.config);
+    const remote = ctx.config.TQA_STORE === 'duckdb' && existsSync(path) && (await duckDbFileInUse(path));
     let result: BacktestResult;
     if (remote) {
       const run = await backtestThroughApi(body, { config: ctx.config, api: values.api, key: values.key, onProgress: (s, t) => progress.update(s, t === 0 ? 1 : s / t) });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { exportFormatOf, writeTableFile } from '../../infra/export/table-file.ts';
@@ -35,7 +36,8 @@ function outArg(value: string | undefined): string {
 
 async function exportHistory(from: number, to: number, out: string, ctx: CliContext): Promise<number> {
   if (from > to) throw new UsageError('--from must not be after --to');
-  if (ctx.config.TQA_STORE === 'duckdb' && (await duckDbFileInUse(defaultDuckDbPath(ctx.config)))) {
+  const path = defaultDuckDbPath(ctx.config);
+  if (ctx.config.TQA_STORE === 'duckdb' && existsSync(path) && (await duckDbFileInUse(path))) {
     ctx.stderr.write('the store is open in the running service (DuckDB allows one process per file): stop it first, or export a backtest run, which reads the log\n');
     return 1;
   }
