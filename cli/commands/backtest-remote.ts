@@ -23,7 +23,7 @@ export interface RemoteOptions {
 }
 
 async function keyOf(options: RemoteOptions): Promise<string> {
-  const key = options.key ?? process.env.TQA_API_KEY ?? (await readFile(join(options.config.TQA_DATA_DIR, DEMO_KEY_FILE), 'utf8').catch(() => undefined));
+  const key = options.key ?? options.config.TQA_API_KEY ?? (await readFile(join(options.config.TQA_DATA_DIR, DEMO_KEY_FILE), 'utf8').catch(() => undefined));
   if (key === undefined || key.trim() === '') throw new UsageError('the store is held by the running service: give an API key (--key or TQA_API_KEY) to run the backtest through it');
   return key.trim();
 }
