@@ -26,13 +26,17 @@ export async function appendEvent(
 /** How long a control command waits for the service to apply its event before it says it did not. */
 export const APPLY_TIMEOUT_MS = 10_000;
 
+/** The time by which a control command started now must have been applied: the whole command, append included, counts. */
+export function applyDeadline(): number {
+  return Date.now() + APPLY_TIMEOUT_MS;
+}
+
 /**
  * Waits until the consumer group has committed past the appended event, i.e. its
  * projection has stored it (read-your-writes for the operator's commands). False after the
- * timeout: no projections role is running, or it is far behind.
+ * deadline: no projections role is running, or it is far behind.
  */
-export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, timeoutMs = APPLY_TIMEOUT_MS): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, deadline: number): Promise<boolean> {
   for (;;) {
     const committed = await log.committedOffsets(groupId, topic);
     if ((committed.find((c) => c.partition === at.partition)?.offset ?? 0) > at.offset) return true;

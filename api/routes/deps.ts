@@ -7,6 +7,7 @@ import type { UrlPolicy } from '../../webhooks/address.ts';
 import type { SecretBox } from '../../webhooks/secret-box.ts';
 import type { Resolver } from '../../webhooks/sender.ts';
 import type { StreamDirectory } from '../../stream/presence.ts';
+import type { Processing } from '../schemas/meta.ts';
 import type { TokenDirectory } from '../services/token-directory.ts';
 
 /** What the webhook endpoints need to write control events and send test deliveries. */
@@ -36,4 +37,6 @@ export interface RouteDeps {
   codec?: Codec;
   /** Running stream instances; absent: /v1/stream/info answers unavailable. */
   streams?: StreamDirectory;
+  /** The last measured lag of the processors and projections; absent or null: /v1/health shows none. */
+  processing?: () => Processing | null;
 }

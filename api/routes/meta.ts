@@ -25,7 +25,7 @@ import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
 /** GET /v1/models, /v1/health and /v1/stream/info (spec 4.6): public, no key. */
-export function metaRoutes({ log, store, logger, now, startedAt, streams }: RouteDeps): RouteGroup {
+export function metaRoutes({ log, store, logger, now, startedAt, streams, processing }: RouteDeps): RouteGroup {
   const documentation = modelsDocument();
   const models = defineRoute({
     method: 'GET',
@@ -75,14 +75,16 @@ export function metaRoutes({ log, store, logger, now, startedAt, streams }: Rout
       // The store's probe is the freshness read itself: one cheap query answers both.
       const [eventLog, analyticalStore] = await Promise.all([probe('event_log', () => log.listTopics()), probe('analytical_store', () => datasetFreshness(store))]);
       const providers = [eventLog.health, analyticalStore.health];
+      const lag = processing?.() ?? null;
       return {
         ...header('health'),
-        status: providers.every((p) => p.status === 'ok') ? 'ok' : 'degraded',
+        status: providers.some((p) => p.status !== 'ok') ? 'degraded' : lag !== null && !lag.caughtUp ? 'catching_up' : 'ok',
         checkedAt: iso(at),
         startedAt: iso(startedAt),
         uptimeSeconds: (at - startedAt) / 1000,
         providers,
         freshness: analyticalStore.value === null ? [] : [freshnessAt(analyticalStore.value, at)],
+        processing: lag,
       };
     },
   });

@@ -174,13 +174,29 @@ const DatasetFreshnessSchema = named(
   'How current a dataset is, over all its tokens. Staleness does not make the service degraded: it answers, with late data.',
 );
 
+const ProcessingSchema = named(
+  'Processing',
+  z.strictObject({
+    caughtUp: z.boolean().describe('Every stage is at most `caught_up_lag_records` behind its input.'),
+    caughtUpLagRecords: z.number().int().describe('The lag at or below which a stage counts as caught up: a processor commits its input only at its checkpoints, so its lag is never 0 for long while the feed runs.'),
+    lagRecords: z.number().int().min(0).describe('Records not yet covered by every stage, summed: a processor counts the input its saved state does not cover, a projection the records whose rows are not stored.'),
+    stages: z
+      .array(z.strictObject({ name: z.string().describe('The stage\'s consumer group, e.g. `quant-engine` or `projection.tokens`.'), lagRecords: z.number().int().min(0) }))
+      .describe('Every stage with its lag.'),
+    measuredAt: isoTime.describe('When the lags were read from the log (every 2 s).'),
+  }),
+  'How far the processors and projections are behind the log.',
+);
+
 export const HealthSchema = named(
   'Health',
   z.strictObject({
     ...resourceHeader('health'),
     status: z
-      .enum(['ok', 'degraded'])
-      .describe('`degraded` when a provider is down; the answer is then 503 with this same body. Stale data alone leaves it `ok`.'),
+      .enum(['ok', 'catching_up', 'degraded'])
+      .describe(
+        '`degraded` when a provider is down; the answer is then 503 with this same body. `catching_up` (200) while the processors or projections work through a backlog (a first start, a restart after downtime): answers are correct for the data processed so far, see `processing`. Stale data alone leaves it `ok`.',
+      ),
     checkedAt: isoTime.describe('Service clock at the check; the lags are measured against it.'),
     startedAt: isoTime.describe('When the API started.'),
     uptimeSeconds: z.number().min(0).describe('Seconds since `started_at`.'),
@@ -188,10 +204,12 @@ export const HealthSchema = named(
     freshness: z
       .array(DatasetFreshnessSchema)
       .describe('One entry per dataset; freshness needs the analytical store, so the list is empty while it is down.'),
+    processing: ProcessingSchema.nullable().describe('The lag of every stage; null until first measured, and in a process that does not measure it.'),
   }),
-  'Service status, the health of its providers and the freshness of each dataset.',
+  'Service status, the health of its providers, the freshness of each dataset and how far processing is behind.',
 );
 export type Health = z.input<typeof HealthSchema>;
+export type Processing = z.input<typeof ProcessingSchema>;
 
 // ---- GET /v1/stream/info ----
 

@@ -10,7 +10,7 @@ import { apiKeysProjection } from '../../projections/api-keys.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
 import { currentTeams } from './teams.ts';
 import type { CliCommand } from '../command.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, parseOrUsage, readControlEvents } from '../control-events.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../control-events.ts';
 import { UsageError } from '../command.ts';
 
 const USAGE = [
@@ -48,9 +48,10 @@ export const keysCommand: CliCommand = {
     if (action !== 'create' && action !== 'revoke' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
     const create = action === 'create' ? parseCreate(values) : null;
     if (action === 'revoke' && !target) throw new UsageError('name the key: key_<hex>');
+    const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
     const appliedOrSay = async (id: string, at: AppendResult): Promise<number> => {
-      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at)) return 0;
+      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at, deadline)) return 0;
       stderr.write(`${id}: the change is in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s; it takes effect once one does\n`);
       return 1;
     };

@@ -3,6 +3,7 @@ import { openLogServices } from '../../infra/bootstrap.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
+import { CatchUpMonitor, catchUpProgress } from '../catch-up.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
@@ -12,7 +13,7 @@ export const startCommand: CliCommand = {
   name: 'start',
   summary: 'run the service: every role, or the ones named with --roles',
   usage: `tqa start [--roles ${ROLE_NAMES.join(',')}]`,
-  async run(args, { config, logger, stdout }) {
+  async run(args, { config, logger, stdout, stderr }) {
     const { values } = parseArgs({ args, options: { roles: { type: 'string', default: ROLE_NAMES.join(',') } } });
     const names = values.roles.split(',').map((r) => r.trim());
     const unknown = names.filter((r) => !ROLE_NAMES.includes(r));
@@ -21,21 +22,29 @@ export const startCommand: CliCommand = {
     if (config.TQA_WEBHOOKS_ALLOW_PRIVATE) {
       logger.warn('TQA_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may use plain HTTP and private or loopback receivers; for local development and tests only');
     }
+    // Listened for from the start: a signal while roles start (a worker thread takes a few
+    // seconds) stops the ones started so far as gracefully as a later one.
+    const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
     const services = await openLogServices(config, logger);
+    // How far the stages are behind: for /v1/health, and on stderr while a catch-up runs here.
+    const catchUp = new CatchUpMonitor({ log: services.log, logger });
+    const works = names.includes('processors') || names.includes('projections');
+    if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
     const running: RunningRole[] = [];
     for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
-      const ctx = { config, logger: logger.child({ role: role.name }), services, store: () => (store ??= openStore(config, logger)), stdout };
+      const ctx = { config, logger: logger.child({ role: role.name }), services, store: () => (store ??= openStore(config, logger)), stdout, catchUp };
       running.unshift(await role.start(ctx));
     }
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopSignal;
     logger.info({ signal }, 'stopping');
+    await catchUp.stop();
     for (const role of running) await role.stop();
     // Last: the roles that read or wrote it are done with it.
     if (store) await (await store).close();

@@ -9,7 +9,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import { TeamEventSchema, type TeamEvent } from '../../schemas/records.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../command.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, parseOrUsage, readControlEvents } from '../control-events.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../control-events.ts';
 
 const TOPIC = TOPICS.teams.name;
 
@@ -30,6 +30,7 @@ export const teamsCommand: CliCommand = {
     const [action] = positionals;
     if (action !== 'create' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
     if (action === 'create' && !values.name) throw new UsageError('--name NAME is required');
+    const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
     try {
       if (action === 'list') {
@@ -41,7 +42,7 @@ export const teamsCommand: CliCommand = {
       const event = parseOrUsage(TeamEventSchema, { teamId: `team_${randomBytes(12).toString('hex')}`, name: values.name, ts: Date.now() });
       const at = await appendEvent(log, codec, TOPIC, event.teamId, event);
       stdout.write(values.json ? JSON.stringify({ id: event.teamId, name: event.name }) + '\n' : `${event.teamId}\n`);
-      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at)) return 0;
+      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at, deadline)) return 0;
       stderr.write(`${event.teamId}: in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s\n`);
       return 1;
     } finally {

@@ -2,15 +2,22 @@ import { createApi } from '../../api/app.ts';
 import { ensureDemoKey } from '../../api/demo-key.ts';
 import { StreamDirectory } from '../../stream/presence.ts';
 import { loadSecretBox } from '../../webhooks/secret-box.ts';
+import { CAUGHT_UP_LAG } from '../catch-up.ts';
 import type { Role } from './role.ts';
 
 /** The HTTP API on PORT; on a data dir without one, also the demo key. */
 export const apiRole: Role = {
   name: 'api',
-  async start({ config, logger, services, store, stdout }) {
+  async start({ config, logger, services, store, stdout, catchUp }) {
     const webhooks = { codec: services.codec, secrets: await loadSecretBox(config), policy: { allowPrivate: config.TQA_WEBHOOKS_ALLOW_PRIVATE } };
     const streams = new StreamDirectory({ log: services.log, codec: services.codec });
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, codec: services.codec });
+    const processing = () => {
+      const status = catchUp?.current();
+      if (!status) return null;
+      const { caughtUp, lagRecords, stages, measuredAt } = status;
+      return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, stages, measuredAt: new Date(measuredAt).toISOString() };
+    };
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
     const server = api.app.listen(config.PORT);
     await new Promise<void>((resolve) => server.once('listening', resolve));
     logger.info({ port: config.PORT }, 'API listening');

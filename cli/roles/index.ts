@@ -1,17 +1,26 @@
 import { apiRole } from './api.ts';
-import { feedsRole } from './feeds.ts';
-import { processorsRole } from './processors.ts';
 import { projectionsRole } from './projections.ts';
 import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
 import { webhooksRole } from './webhooks.ts';
+import { onWorkerThread } from './worker-thread.ts';
 
 /**
  * Every role, in the order they stop: the inputs first (the feed, then the API's requests),
  * so each later role drains what an earlier one produced last; they start in reverse, so
- * the consumers are up before the producers.
+ * the consumers are up before the producers. The feeds (a first start's seeding) and the
+ * processors (a catch-up) run on worker threads of their own, so their CPU work never holds
+ * the API's event loop when they run in one process.
  */
-export const ROLES: readonly Role[] = [feedsRole, apiRole, streamRole, researchRole, processorsRole, webhooksRole, projectionsRole];
+export const ROLES: readonly Role[] = [
+  onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole'),
+  apiRole,
+  streamRole,
+  researchRole,
+  onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole'),
+  webhooksRole,
+  projectionsRole,
+];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);

@@ -3,6 +3,7 @@ import type { LogServices } from '../../infra/bootstrap.ts';
 import type { Logger } from '../../infra/logging.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
+import type { CatchUpMonitor } from '../catch-up.ts';
 
 /** What every role gets from `tqa start`: one config, one log connection, one store per process. */
 export interface RoleContext {
@@ -13,6 +14,8 @@ export interface RoleContext {
   /** The process's store, opened on first use (embedded DuckDB allows one instance per file). */
   store(): Promise<AnalyticalStore<ProjectionTables>>;
   stdout: NodeJS.WritableStream;
+  /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
+  catchUp?: CatchUpMonitor;
 }
 
 /** A started role; stop() finishes what it has in hand and releases what it holds. */

@@ -222,6 +222,11 @@ export class ProcessorRuntime<State> {
       this.consumer!.seek(topic, partition, queue.fetched);
       return;
     }
+    if (first !== undefined && first > queue.fetched && catalogueTopic(topic)?.cleanupPolicy !== 'compact') {
+      // Sought to the state's position and still handed later records: on a topic that is not
+      // compacted, the ones between were deleted by retention. Nothing can redo them; say so.
+      this.logger.warn({ topic, partition, from: queue.fetched, to: first - 1 }, 'input records the state needs are no longer in the log; continuing after them');
+    }
     for (const record of records) if (record.offset >= queue.fetched) queue.push(record);
     await this.advance(task);
   }

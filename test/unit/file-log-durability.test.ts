@@ -20,17 +20,20 @@ const spec = (name: string, extra: Partial<TopicSpec> = {}): TopicSpec => ({
   ...extra,
 });
 
-function startWriter(dir: string, writer: string, topic: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/append-until-killed.ts', dir, writer, topic], {
+function startWriter(dir: string, writer: string, topic: string, inFlight = 1) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/append-until-killed.ts', dir, writer, topic, String(inFlight)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const state = { acked: -1 };
+  const state = { acked: -1, appends: 0 };
   let buffered = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
     const lines = buffered.split('\n');
     buffered = lines.pop()!;
-    for (const line of lines) state.acked = Number(line.split(' ')[2]);
+    for (const line of lines) {
+      state.acked = Number(line.split(' ')[2]);
+      state.appends++;
+    }
   });
   return { child, state };
 }
@@ -146,5 +149,29 @@ describe('file log durability', () => {
     expect(records[0].offset).toBe(start.offset);
     expect(records.at(-1)!.offset).toBe(39);
     await log.close();
+  });
+
+  it('lets another process append between two appends of a process appending in a loop', async () => {
+    // The service appends without pause during a catch-up; an operator's command (another
+    // process) must get the lock at the next release, not whenever its poll happens to land.
+    const topic = 'contended';
+    const log = await FileEventLog.open({ dir, fsync: 'always', segmentBytes: 1024 * 1024, logger: silent });
+    await log.ensureTopics([spec(topic)]);
+    const inFlight = 8;
+    const busy = startWriter(dir, 'busy', topic, inFlight);
+    try {
+      await waitFor(() => busy.state.appends >= 100, 'the busy writer to run', 60_000);
+      for (let i = 0; i < 10; i++) {
+        const before = busy.state.appends;
+        await log.append(topic, [{ key: 'operator', value: Buffer.from(`operator:${i}`) }]);
+        // One group commit holds up to `inFlight` of its appends: the one in hand when we asked,
+        // the one that raced our request, and a few more for acks still in the pipe. An unfair
+        // lock lets thousands through here.
+        expect(busy.state.appends - before).toBeLessThanOrEqual(5 * inFlight);
+      }
+    } finally {
+      await kill9(busy.child);
+      await log.close();
+    }
   });
 });

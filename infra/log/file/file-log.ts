@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import { writeFileAtomic } from '../../fs/atomic-write.ts';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
@@ -53,13 +54,19 @@ export class FileEventLog implements EventLog {
   private readonly roundRobin = new Map<string, number>();
   private pending: PendingAppend[] = [];
   private flushing: Promise<void> | undefined;
-  /** Emits 'append' after each commit, so consumers in this process wake at once. */
+  /** Emits 'append' after each commit, here or in another thread of this process, so consumers wake at once. */
   readonly appended = new EventEmitter();
+  /** Tells the logs of the same directory in other threads (a role on a worker thread) of each commit. */
+  private readonly commits: BroadcastChannel;
 
   private constructor(readonly options: FileLogOptions) {
     this.root = join(options.dir, 'log');
     this.lock = new ProcessLock(this.root);
     this.appended.setMaxListeners(0);
+    this.commits = new BroadcastChannel(`tqa-file-log:${this.root}`);
+    this.commits.onmessage = () => this.appended.emit('append');
+    // Listening must not keep a process alive that is otherwise done.
+    this.commits.unref();
   }
 
   static async open(options: FileLogOptions): Promise<FileEventLog> {
@@ -169,6 +176,7 @@ export class FileEventLog implements EventLog {
 
   async close(): Promise<void> {
     await this.flushing;
+    this.commits.close();
     await Promise.all([...this.writers.values()].map((w) => w.close()));
     this.writers.clear();
   }
@@ -185,6 +193,7 @@ export class FileEventLog implements EventLog {
           for (const append of batch) append.reject(err as Error);
         }
         this.appended.emit('append');
+        this.commits.postMessage(null);
       }
     } finally {
       this.flushing = undefined;

@@ -1,0 +1,79 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CAUGHT_UP_LAG, CatchUpMonitor, catchUpProgress, type CatchUpStatus } from '../../cli/catch-up.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { sink } from '../helpers/sink.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('catch-up monitor', () => {
+  it('counts per stage the records its group has not committed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-catch-up-'));
+    dirs.push(dir);
+    const { log } = await openEmbedded(dir);
+    const topic = TOPICS.tokens.name;
+    const records = CAUGHT_UP_LAG + 500;
+    await log.append(topic, Array.from({ length: records }, (_, i) => ({ key: `tk_${i % 7}`, value: Buffer.from(String(i)) })));
+
+    const measure = async (): Promise<CatchUpStatus> => {
+      const statuses: CatchUpStatus[] = [];
+      const monitor = new CatchUpMonitor({ log, logger: silentLogger });
+      monitor.start((s) => statuses.push(s));
+      await waitFor(() => statuses.length > 0, 'a measurement');
+      await monitor.stop();
+      return statuses[0];
+    };
+    const lagOf = (status: CatchUpStatus, name: string) => status.stages.find((s) => s.name === name)!.lagRecords;
+
+    // The quant engine and the tokens projection both read the topic; nothing is committed yet.
+    const before = await measure();
+    expect(lagOf(before, 'quant-engine')).toBe(records);
+    expect(lagOf(before, 'projection.tokens')).toBe(records);
+    expect(before.caughtUp).toBe(false);
+
+    // The projection's group stores one batch of 600 records and commits it.
+    const consumer = log.consumer({ groupId: 'projection.tokens', topics: [topic], fromBeginning: true, maxBatchRecords: 600 });
+    let handled = 0;
+    const running = consumer.run(async (batch) => {
+      handled += batch.records.length;
+    });
+    await waitFor(() => handled > 0, 'a batch');
+    await consumer.stop();
+    await running;
+    const after = await measure();
+    expect(lagOf(after, 'projection.tokens')).toBe(records - handled);
+    expect(lagOf(after, 'quant-engine')).toBe(records);
+    expect(after.lagRecords).toBe(before.lagRecords - handled);
+    expect(after.doneRecords).toBe(before.doneRecords + handled);
+    await log.close();
+  });
+
+  it('prints the catch-up while it runs and one line when it is done', () => {
+    const out = sink();
+    const show = catchUpProgress(out.stream);
+    const status = (lag: number, done: number): CatchUpStatus => ({
+      caughtUp: lag <= CAUGHT_UP_LAG,
+      lagRecords: lag,
+      doneRecords: done,
+      stages: [
+        { name: 'quant-engine', lagRecords: lag },
+        { name: 'projection.tokens', lagRecords: 0 },
+      ],
+      measuredAt: 0,
+    });
+    show(status(9_000, 1_000));
+    show(status(10, 10_000));
+    show(status(5, 10_005));
+    const lines = out.text().trim().split('\n');
+    expect(lines[0]).toMatch(/^catching up .* 0 records .*lag 9000, most behind: quant-engine$/);
+    expect(lines.at(-1)).toMatch(/caught up \(lag 10 records\)$/);
+    expect(lines).toHaveLength(2); // quiet once caught up
+  });
+});
