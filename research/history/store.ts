@@ -25,12 +25,12 @@ import type {
  * token's snapshots, an equality join both stores run in bulk.
  */
 
-/** Event time per candidates page: a day keeps pages small and lets a run stop between them. */
-const PAGE_MS = 86_400_000;
+/** Event time per candidates page: a week keeps pages few and still lets a run stop between them. */
+const PAGE_MS = 7 * 86_400_000;
 /** A change is measured against the token's previous snapshot within this long before. */
 export const CHANGE_LOOKBACK_MS = 86_400_000;
 /** Entries per path query: keeps the statement text small. */
-const PATH_BATCH = 5_000;
+const PATH_BATCH = 25_000;
 
 const S = snapshotHistory;
 const ts = column(S, 'ts');
@@ -157,31 +157,37 @@ export function storeHistory(store: ReadStore): HistorySource {
   }
 
   /** Aggregates each entry's window; `entries` yields token_id, ets, eprice, eliq. */
-  async function paths(entries: Sql, tokensIn: Sql, lo: number, hi: number, horizonMs: number): Promise<RawPath[]> {
+  async function paths(entries: Sql, lo: number, hi: number, horizonMs: number): Promise<RawPath[]> {
     const h = int64(horizonMs);
     const inWindow = sql`pts > ets AND pts <= ets + ${h}`;
     // DuckDB takes the window into the join condition (a residual predicate of the hash join), so
     // an entry meets only its window's rows; ClickHouse 18.16 joins on equalities only and
     // filters in -If aggregates (an unmatched row there has pts 0, outside every window).
     const agg = (duck: Sql, ch: Sql): SqlFragment => byDialect({ duckdb: duck, clickhouse: ch });
-    const entriesBoth = sql`(
-            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} AS bucket FROM (${entries}) AS e0
+    // Each entry twice, once per slot its window touches. DuckDB reads the entries once (a
+    // CTE); ClickHouse 18.16 has no table CTEs, so there they are written twice.
+    const both = (source: Sql | SqlFragment): Sql => sql`(
+            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} AS bucket FROM ${source} AS e0
             UNION ALL
-            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} + ${h} AS bucket FROM (${entries}) AS e1
+            SELECT token_id, ets, eprice, eliq, ets - ets % ${h} + ${h} AS bucket FROM ${source} AS e1
           )`;
+    const entriesBoth = byDialect({ duckdb: both(sql`entries`), clickhouse: both(sql`(${entries})`) });
     const pathRows = sql`(
             SELECT ${tokenId} AS ptoken, ${ts} - ${ts} % ${h} AS pbucket, ${ts} AS pts,
               ${byDialect({ duckdb: sql`${price}`, clickhouse: sql`assumeNotNull(${price})` })} AS pprice, ${liquidity} AS pliq
             FROM ${table(S)}
-            WHERE ${tokensIn} AND ${ts} > ${int64(lo)} AND ${ts} <= ${int64(hi)} AND ${price} IS NOT NULL
+            WHERE ${ts} > ${int64(lo)} AND ${ts} <= ${int64(hi)} AND ${price} IS NOT NULL
           )`;
     const joined = byDialect({
       duckdb: sql`${entriesBoth} AS e LEFT JOIN ${pathRows} AS p ON p.ptoken = e.token_id AND p.pbucket = e.bucket AND ${inWindow}`,
       // 18.16 joins USING same-named columns: the path side renames its keys back.
       clickhouse: sql`${entriesBoth} AS e ALL LEFT JOIN (SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p USING (token_id, bucket)`,
     });
+    // An entry's price and liquidity are one value per (token_id, ets): min() carries them
+    // through without widening the group key with two floats.
     return store.query<RawPath>(
-      sql`SELECT token_id, ets, eprice, eliq,
+      sql`${byDialect({ duckdb: sql`WITH entries AS (${entries})`, clickhouse: sql`` })}
+          SELECT token_id, ets, min(eprice) AS eprice, min(eliq) AS eliq,
             ${agg(sql`count(pts)`, sql`countIf(${inWindow})`)} AS ticks,
             ${agg(sql`min(pts)`, sql`minIf(pts, ${inWindow})`)} AS first_ts,
             ${agg(sql`max(pts)`, sql`maxIf(pts, ${inWindow})`)} AS last_ts,
@@ -191,7 +197,7 @@ export function storeHistory(store: ReadStore): HistorySource {
             ${agg(sql`arg_max(pts, [pprice, -CAST(pts AS DOUBLE)])`, sql`argMaxIf(pts, tuple(pprice, -pts), ${inWindow})`)} AS peak_ts,
             ${agg(sql`min(pliq)`, sql`minIf(pliq, ${inWindow})`)} AS min_liq
           FROM ${joined}
-          GROUP BY token_id, ets, eprice, eliq`,
+          GROUP BY token_id, ets`,
     );
   }
 
@@ -241,7 +247,7 @@ export function storeHistory(store: ReadStore): HistorySource {
         });
         const lo = Math.min(...times);
         const hi = Math.max(...times) + horizonMs;
-        const rows = await paths(sql`${literal}`, sql`${tokenId} IN ${list([...new Set(ids)])}`, lo, hi, horizonMs);
+        const rows = await paths(sql`${literal}`, lo, hi, horizonMs);
         for (const r of rows) byKey.set(`${r.token_id}\u001f${r.ets}`, toPath({ ...r, eliq: r.eliq === null || r.eliq < 0 ? null : r.eliq }, dead));
       }
       return entries.map((e) => byKey.get(`${e.tokenId}\u001f${e.ts}`)!);
@@ -258,7 +264,7 @@ export function storeHistory(store: ReadStore): HistorySource {
         clickhouse: sql`SELECT ${tokenId} AS token_id, min(${ts}) AS ets, argMin(${price}, ${ts}) AS eprice, argMin(${liquidity}, ${ts}) AS eliq
                     FROM ${table(S)} WHERE ${where} GROUP BY ${tokenId}, ${slot}`,
       });
-      const rows = await paths(sql`${sample}`, sql`1 = 1`, query.from, query.to + horizonMs, horizonMs);
+      const rows = await paths(sql`${sample}`, query.from, query.to + horizonMs, horizonMs);
       rows.sort((a, b) => a.ets - b.ets || (a.token_id < b.token_id ? -1 : a.token_id > b.token_id ? 1 : 0));
       return rows.map((r) => toPath(r, dead));
     },
