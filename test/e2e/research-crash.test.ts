@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ import { waitFor } from '../helpers/wait.ts';
 
 /**
  * `tqa start` (every role, as `npm start` runs it) killed with SIGKILL while a backtest is
- * running and others are queued, then started again: every run reaches `done`, the one cut
+ * running and four others are queued, then started again: every run reaches `done`, the one cut
  * off is run again (attempt 2) and gives the same result as the same request run unkilled.
  */
 
@@ -39,8 +40,8 @@ let env: NodeJS.ProcessEnv;
 let base: string;
 const children = new Set<ChildProcess>();
 
-function startService(): ChildProcess {
-  const child = spawn(process.execPath, ['bin/tqa.js', 'start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'ignore'] });
+function startService(roles: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, ['bin/tqa.js', 'start', ...roles], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'ignore'] });
   children.add(child);
   return child;
 }
@@ -107,11 +108,13 @@ const SPECS = [
   { rules: [{ field: 'liquidity_usd', op: '>=', value: 10_000 }], horizon: '6h', cooldown: '24h' },
   { rules: [{ field: 'crowding', op: '<', value: 60 }], horizon: '1h', dead_token_policy: 'total_loss' },
   { rules: [{ field: 'momentum', op: '>', value: 20 }], horizon: '3d', dead_token_policy: 'exclude' },
+  { rules: [{ field: 'liquidity_usd', op: '>', value: 0 }], horizon: '15m', universe: { chains: ['solana', 'base'] } },
 ];
 
 describe('the service killed with backtests running and queued', () => {
   it('completes every run after a restart, with the result an unkilled run gives', async () => {
-    const first = startService();
+    // Queued with no research role running, so all five wait when the runner starts on them one by one.
+    const queueing = startService(['--roles', 'api,projections']);
     const { key } = JSON.parse(await runCommand(keysCommand, config, ['create', '--plan', 'team', '--name', 'crash', '--json'])) as { key: string };
     const ids: string[] = [];
     for (const spec of SPECS) {
@@ -119,7 +122,15 @@ describe('the service killed with backtests running and queued', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(202);
       ids.push(res.body.id);
     }
-    await waitFor(async () => (await runEvents()).some((e) => e.status === 'running'), 'a run to start', 60_000);
+    await kill(queueing, 'SIGTERM');
+    expect(await runEvents()).toEqual([]);
+
+    // Every role, killed as soon as the first run is recorded running: four more wait behind it.
+    const first = startService();
+    // Polled without backoff: the moment matters, and a run takes far longer than a poll.
+    for (const deadline = Date.now() + 60_000; (await log.read(TOPICS.backtestRuns.name, 0, 0, 1)).length === 0; await delay(2)) {
+      if (Date.now() > deadline) throw new Error('no run started within 60 s');
+    }
     await kill(first, 'SIGKILL');
 
     // What the log says was in hand when the process died: at least one run started and unfinished.
