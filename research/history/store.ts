@@ -1,5 +1,5 @@
 import { DEAD_STATUSES } from '../../processors/quant-engine/outcomes/outcomes.ts';
-import { byDialect, column, float64, int64, list, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, float64, int64, list, quoteIdentifier, sql, SqlFragment, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { allOf, known, type ReadStore } from '../../projections/read-models/cursor.ts';
 import { snapshotHistory } from '../../projections/tables/quant.ts';
 import { tokens } from '../../projections/tables.ts';
@@ -62,10 +62,19 @@ function conditionSql(c: FieldCondition): Sql {
   return known(sql`${measured} ${OPS[c.op]} ${float64(c.value)}`);
 }
 
-/** A name built from an allow-listed field; checked again before it becomes SQL text. */
-function sqlName(name: string): Sql {
-  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`not a column name: ${name}`);
-  return sql([`"${name}"`] as unknown as TemplateStringsArray);
+/** A column alias built from an allow-listed field name (prev_<field>, chg_<field>, a_<column>). */
+class DerivedName extends SqlFragment {
+  constructor(private readonly name: string) {
+    super();
+  }
+
+  render(): string {
+    return quoteIdentifier(this.name);
+  }
+}
+
+function sqlName(name: string): SqlFragment {
+  return new DerivedName(name);
 }
 
 interface RawCandidate {
@@ -282,8 +291,8 @@ function join(parts: readonly Sql[]): Sql {
   return parts.reduce((a, b) => sql`${a}${b}`, sql``);
 }
 
-function commaJoin(parts: readonly Sql[]): Sql {
-  return parts.reduce((a, b, i) => (i === 0 ? b : sql`${a}, ${b}`), sql``);
+function commaJoin(parts: readonly (Sql | SqlFragment)[]): Sql {
+  return parts.reduce<Sql>((a, b, i) => (i === 0 ? sql`${b}` : sql`${a}, ${b}`), sql``);
 }
 
 /** An array literal every store reads as floats, even when every value happens to be integral. */
