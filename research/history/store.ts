@@ -189,8 +189,9 @@ export function storeHistory(store: ReadStore): HistorySource {
           )`;
     const joined = byDialect({
       duckdb: sql`${entriesBoth} AS e LEFT JOIN ${pathRows} AS p ON p.ptoken = e.token_id AND p.pbucket = e.bucket AND ${inWindow}`,
-      // 18.16 joins USING same-named columns: the path side renames its keys back.
-      clickhouse: sql`${entriesBoth} AS e ALL LEFT JOIN (SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p USING (token_id, bucket)`,
+      // 18.16 joins USING same-named columns, so the path side renames its keys back; it
+      // hashes the right side, so the few entries go there and the rows stream past them.
+      clickhouse: sql`(SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p ALL RIGHT JOIN ${entriesBoth} AS e USING (token_id, bucket)`,
     });
     // An entry's price and liquidity are one value per (token_id, ets): min() carries them
     // through without widening the group key with two floats.
