@@ -29,8 +29,14 @@ import type {
 const PAGE_MS = 7 * 86_400_000;
 /** A change is measured against the token's previous snapshot within this long before. */
 export const CHANGE_LOOKBACK_MS = 86_400_000;
-/** Entries per path query: keeps the statement text small. */
-const PATH_BATCH = 25_000;
+/**
+ * Characters of entry literals per path query. ClickHouse refuses statements over 256 KiB
+ * (max_query_size) and writes the entries twice (no table CTEs in 18.16): 100k keeps a
+ * statement well inside, at about 1,300 entries.
+ */
+const PATH_LITERAL_BUDGET = 100_000;
+/** Literal characters of one entry besides its token id: a time, two floats, separators. */
+const ENTRY_LITERAL_CHARS = 64;
 
 const S = snapshotHistory;
 const ts = column(S, 'ts');
@@ -244,8 +250,7 @@ export function storeHistory(store: ReadStore): HistorySource {
       if (entries.length === 0) return [];
       const dead = await deadSince();
       const byKey = new Map<string, PricePath>();
-      for (let start = 0; start < entries.length; start += PATH_BATCH) {
-        const batch = entries.slice(start, start + PATH_BATCH);
+      for (const batch of literalBatches(entries)) {
         const ids = batch.map((e) => e.tokenId);
         const times = batch.map((e) => e.ts);
         const prices = batch.map((e) => e.entryPrice);
@@ -286,6 +291,25 @@ export function storeHistory(store: ReadStore): HistorySource {
       return row?.n ?? 0;
     },
   };
+}
+
+/** Consecutive runs of entries whose literals fit PATH_LITERAL_BUDGET; in time order, so each spans a short time range. */
+function literalBatches(entries: readonly PathEntry[]): PathEntry[][] {
+  const batches: PathEntry[][] = [];
+  let batch: PathEntry[] = [];
+  let chars = 0;
+  for (const e of entries) {
+    const size = e.tokenId.length + ENTRY_LITERAL_CHARS;
+    if (batch.length > 0 && chars + size > PATH_LITERAL_BUDGET) {
+      batches.push(batch);
+      batch = [];
+      chars = 0;
+    }
+    batch.push(e);
+    chars += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }
 
 function join(parts: readonly Sql[]): Sql {
