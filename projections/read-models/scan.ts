@@ -34,8 +34,7 @@ const OPS: Readonly<Record<RuleOp, Sql>> = { '>': sql`>`, '>=': sql`>=`, '<': sq
 
 type SnapshotTable = typeof latestSnapshots | typeof snapshotHistory;
 
-/** One rule as a SQL condition on rows of `def`; a NULL field fails it. Backtests reuse it on snapshot history. */
-export function ruleCondition(def: SnapshotTable, rule: ScanRule, index: number): Sql {
+function ruleCondition(def: SnapshotTable, rule: ScanRule, index: number): Sql {
   const op = Object.hasOwn(OPS, rule.op) ? OPS[rule.op] : undefined;
   if (!op) throw new ReadModelError('INVALID_ARGUMENT', `rules[${index}].op must be one of >, >=, <, <=`);
   if (typeof rule.value !== 'number' || !Number.isFinite(rule.value)) {

@@ -1,5 +1,5 @@
 import { DEAD_STATUSES } from '../../processors/quant-engine/outcomes/outcomes.ts';
-import { byDialect, column, float64, int64, list, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, float64, int64, list, quoteIdentifier, sql, SqlFragment, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { allOf, known, type ReadStore } from '../../projections/read-models/cursor.ts';
 import { snapshotHistory } from '../../projections/tables/quant.ts';
 import { tokens } from '../../projections/tables.ts';
@@ -29,8 +29,14 @@ import type {
 const PAGE_MS = 7 * 86_400_000;
 /** A change is measured against the token's previous snapshot within this long before. */
 export const CHANGE_LOOKBACK_MS = 86_400_000;
-/** Entries per path query: keeps the statement text small. */
-const PATH_BATCH = 25_000;
+/**
+ * Characters of entry literals per path query. ClickHouse refuses statements over 256 KiB
+ * (max_query_size) and writes the entries twice (no table CTEs in 18.16): 100k keeps a
+ * statement well inside, at about 1,300 entries.
+ */
+const PATH_LITERAL_BUDGET = 100_000;
+/** Literal characters of one entry besides its token id: a time, two floats, separators. */
+const ENTRY_LITERAL_CHARS = 64;
 
 const S = snapshotHistory;
 const ts = column(S, 'ts');
@@ -62,10 +68,19 @@ function conditionSql(c: FieldCondition): Sql {
   return known(sql`${measured} ${OPS[c.op]} ${float64(c.value)}`);
 }
 
-/** A name built from an allow-listed field; checked again before it becomes SQL text. */
-function sqlName(name: string): Sql {
-  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`not a column name: ${name}`);
-  return sql([`"${name}"`] as unknown as TemplateStringsArray);
+/** A column alias built from an allow-listed field name (prev_<field>, chg_<field>, a_<column>). */
+class DerivedName extends SqlFragment {
+  constructor(private readonly name: string) {
+    super();
+  }
+
+  render(): string {
+    return quoteIdentifier(this.name);
+  }
+}
+
+function sqlName(name: string): SqlFragment {
+  return new DerivedName(name);
 }
 
 interface RawCandidate {
@@ -180,8 +195,9 @@ export function storeHistory(store: ReadStore): HistorySource {
           )`;
     const joined = byDialect({
       duckdb: sql`${entriesBoth} AS e LEFT JOIN ${pathRows} AS p ON p.ptoken = e.token_id AND p.pbucket = e.bucket AND ${inWindow}`,
-      // 18.16 joins USING same-named columns: the path side renames its keys back.
-      clickhouse: sql`${entriesBoth} AS e ALL LEFT JOIN (SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p USING (token_id, bucket)`,
+      // 18.16 joins USING same-named columns, so the path side renames its keys back; it
+      // hashes the right side, so the few entries go there and the rows stream past them.
+      clickhouse: sql`(SELECT ptoken AS token_id, pbucket AS bucket, pts, pprice, pliq FROM ${pathRows}) AS p ALL RIGHT JOIN ${entriesBoth} AS e USING (token_id, bucket)`,
     });
     // An entry's price and liquidity are one value per (token_id, ets): min() carries them
     // through without widening the group key with two floats.
@@ -234,8 +250,7 @@ export function storeHistory(store: ReadStore): HistorySource {
       if (entries.length === 0) return [];
       const dead = await deadSince();
       const byKey = new Map<string, PricePath>();
-      for (let start = 0; start < entries.length; start += PATH_BATCH) {
-        const batch = entries.slice(start, start + PATH_BATCH);
+      for (const batch of literalBatches(entries)) {
         const ids = batch.map((e) => e.tokenId);
         const times = batch.map((e) => e.ts);
         const prices = batch.map((e) => e.entryPrice);
@@ -278,12 +293,31 @@ export function storeHistory(store: ReadStore): HistorySource {
   };
 }
 
+/** Consecutive runs of entries whose literals fit PATH_LITERAL_BUDGET; in time order, so each spans a short time range. */
+function literalBatches(entries: readonly PathEntry[]): PathEntry[][] {
+  const batches: PathEntry[][] = [];
+  let batch: PathEntry[] = [];
+  let chars = 0;
+  for (const e of entries) {
+    const size = e.tokenId.length + ENTRY_LITERAL_CHARS;
+    if (batch.length > 0 && chars + size > PATH_LITERAL_BUDGET) {
+      batches.push(batch);
+      batch = [];
+      chars = 0;
+    }
+    batch.push(e);
+    chars += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
 function join(parts: readonly Sql[]): Sql {
   return parts.reduce((a, b) => sql`${a}${b}`, sql``);
 }
 
-function commaJoin(parts: readonly Sql[]): Sql {
-  return parts.reduce((a, b, i) => (i === 0 ? b : sql`${a}, ${b}`), sql``);
+function commaJoin(parts: readonly (Sql | SqlFragment)[]): Sql {
+  return parts.reduce<Sql>((a, b, i) => (i === 0 ? sql`${b}` : sql`${a}, ${b}`), sql``);
 }
 
 /** An array literal every store reads as floats, even when every value happens to be integral. */
