@@ -10,10 +10,11 @@ import { keysCommand } from './commands/keys.ts';
 import { replayCommand } from './commands/replay.ts';
 import { simCommand } from './commands/sim.ts';
 import { startCommand } from './commands/start.ts';
+import { streamCommand } from './commands/stream.ts';
 import { teamsCommand } from './commands/teams.ts';
 import { topicsCommand } from './commands/topics.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand];
+const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -21,6 +21,11 @@ export class Connection {
   readonly subscriptions = new Map<string, Subscription<Connection>>();
   /** Whether the client answered since the last ping round. */
   alive = true;
+  /**
+   * While the connection catches up from a resume cursor: where each subscription stands on
+   * public.events. The live flow skips the connection meanwhile; null once it is live.
+   */
+  catchingUp: Map<Subscription<Connection>, number[]> | null = null;
   private readonly received: number[] = [];
   private dropped = 0;
   private droppedSince: string | null = null;

@@ -27,6 +27,8 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
     id: z.string().min(1).max(100),
     events: z.array(z.enum(STREAM_EVENTS)).min(1).max(STREAM_EVENTS.length),
     tokens: z.array(StreamTokenRef).max(STREAM_LIMITS.maxTokensPerSubscription).default([]),
+    /** The `cursor` of the last event frame received: the subscription starts after it (README, "Resuming"). */
+    resume: z.string().min(1).max(4096).optional(),
   }),
   z.strictObject({ type: z.literal('unsubscribe'), subscription_id: z.string().min(1) }),
   z.strictObject({ type: z.literal('ping') }),
@@ -52,10 +54,11 @@ export function errorFrame(err: ApiError, ref?: string): string {
 }
 
 /**
- * An event frame, built once per event for every recipient: `data` is already wire JSON
+ * An event frame, built once per event for every live recipient: `data` is already wire JSON
  * (rendered by the presenters), so it is spliced in rather than parsed and serialised again.
+ * `cursor` (beyond the spec) is where a reconnecting client resumes after this event.
  */
-export function eventFrame(e: PublicEvent): string {
-  const head = JSON.stringify({ type: 'event', id: e.eventId, event: STREAM_EVENT_OF[e.type], created_at: new Date(e.ts).toISOString(), dataset: e.dataset });
+export function eventFrame(e: PublicEvent, cursor: string): string {
+  const head = JSON.stringify({ type: 'event', id: e.eventId, event: STREAM_EVENT_OF[e.type], created_at: new Date(e.ts).toISOString(), dataset: e.dataset, cursor });
   return `${head.slice(0, -1)},"data":${e.data}}`;
 }

@@ -14,13 +14,16 @@ import type { ProjectionTables } from '../projections/tables.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { reachesKey, type PublicEvent } from '../schemas/records.ts';
 import { authenticateUpgrade } from './auth.ts';
+import { CatchUps } from './catch-up.ts';
 import { Connection } from './connection.ts';
+import { encodeCursor } from './cursor.ts';
 import { PublicEventFeed } from './feed.ts';
 import { eventFrame, newId } from './protocol.ts';
 import { handleFrame } from './session.ts';
 import { SubscriptionIndex } from './subscriptions.ts';
 
 export const STREAM_PATH = '/v1/stream';
+const NO_LAGGING = new Map<string, number[]>();
 
 export interface StreamServerOptions {
   log: EventLog;
@@ -32,16 +35,20 @@ export interface StreamServerOptions {
   now?: () => number;
   /** Ping round period (spec: 25 s); a client silent for a whole round is closed. */
   pingIntervalMs?: number;
-  /** How often connected keys are looked up again, so a revoke closes their sockets. */
+  /** How often connected keys are looked up again, so a revoke or a plan change closes their sockets. */
   keyCheckMs?: number;
   maxBufferedBytes?: number;
   pollMs?: number;
+  /** How far back a resume cursor may be (default RESUME_WINDOW_MS, 24 h). */
+  resumeWindowMs?: number;
 }
 
 export interface StreamServer {
   port: number;
   /** Open connections, for tests and the presence announcement. */
   connectionCount(): number;
+  /** Subscriptions over all connections, for tests: a subscribe has been applied once it counts. */
+  subscriptionCount(): number;
   /** Graceful: closes every socket with 1001 so clients reconnect elsewhere. */
   stop(): Promise<void>;
 }
@@ -54,6 +61,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   const now = options.now ?? Date.now;
   // The cache bounds how late a revoke closes sockets; the stream wants a second, not the API's five.
   const keys = new KeyService({ store: options.store, now, ttlMs: 1_000 });
+  const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
   const index = new SubscriptionIndex<Connection>();
   const connections = new Set<Connection>();
   /** Open sockets per key id, for the per-key limit. */
@@ -88,11 +96,11 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   }
 
   function accept(ws: WebSocket, key: Connection['key'], hash: string, requestId: string): void {
-    const conn = new Connection(newId('conn'), ws, key, hash, { maxBufferedBytes: options.maxBufferedBytes ?? 1024 * 1024, now });
+    const conn = new Connection(newId('conn'), ws, key, hash, { maxBufferedBytes, now });
     connections.add(conn);
     perKey.set(key.id, (perKey.get(key.id) ?? 0) + 1);
     ws.on('pong', () => (conn.alive = true));
-    ws.on('message', (data: RawData) => void handleFrame(conn, rawText(data), { index, store: options.store, logger }));
+    ws.on('message', (data: RawData) => void handleFrame(conn, rawText(data), { index, store: options.store, logger, catchUps }));
     ws.on('error', (err) => logger.debug({ err, connectionId: conn.id }, 'stream socket error'));
     ws.on('close', () => {
       connections.delete(conn);
@@ -121,9 +129,11 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
     if (e.dataset !== DATASET) return;
     const recipients = index.recipients(e);
     if (recipients.size === 0) return;
-    const frame = eventFrame(e);
+    // Built at most once, for the first live recipient: the feed's positions right after this event.
+    let frame: string | null = null;
     for (const conn of recipients) {
-      if (!reachesKey(e, conn.key.id, conn.key.team?.id ?? null)) continue;
+      if (conn.catchingUp !== null || !reachesKey(e, conn.key.id, conn.key.team?.id ?? null)) continue;
+      frame ??= eventFrame(e, encodeCursor({ issuedAt: now(), positions: feed.positions(), lagging: NO_LAGGING }));
       conn.sendEvent(frame, e.eventId);
     }
   }
@@ -147,6 +157,10 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
     void closeRevoked().finally(() => (checking = false));
   }, options.keyCheckMs ?? 1_000);
 
+  /**
+   * Every plan includes the stream (spec 5, 6.5: it needs the scope stream:read only), so what a
+   * plan change can take away is that scope: 4402 then, 4401 for a revoked key.
+   */
   async function closeRevoked(): Promise<void> {
     const byHash = new Map<string, Connection[]>();
     for (const conn of connections) byHash.set(conn.keyHash, [...(byHash.get(conn.keyHash) ?? []), conn]);
@@ -154,14 +168,17 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
       try {
         const key = await keys.findByHash(hash);
         if (key !== null && key.revokedAt === null && key.scopes.includes('stream:read')) continue;
-        for (const conn of conns) conn.socket.close(4401, 'the API key has been revoked');
+        const [code, reason] = key === null || key.revokedAt !== null ? [4401, 'the API key has been revoked'] : [4402, "the key's plan no longer includes the stream (scope stream:read)"];
+        for (const conn of conns) conn.socket.close(code, reason);
       } catch (err) {
         logger.warn({ err }, 'stream key check failed; keeping connections');
       }
     }
   }
 
-  const feed = new PublicEventFeed({ log: options.log, codec: options.codec, logger, pollMs: options.pollMs ?? 50, onEvent });
+  const pollMs = options.pollMs ?? 50;
+  const feed = new PublicEventFeed({ log: options.log, codec: options.codec, logger, pollMs, onEvent });
+  const catchUps = new CatchUps({ log: options.log, codec: options.codec, logger, feed, now, pollMs, maxBufferedBytes, windowMs: options.resumeWindowMs });
   await feed.start();
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -171,10 +188,12 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   return {
     port: (http.address() as AddressInfo).port,
     connectionCount: () => connections.size,
+    subscriptionCount: () => [...connections].reduce((n, conn) => n + conn.subscriptions.size, 0),
     async stop() {
       clearInterval(pingTimer);
       clearInterval(keyTimer);
       await feed.stop();
+      const caughtUp = catchUps.stop();
       const closed = [...connections].map((conn) => new Promise((resolve) => conn.socket.once('close', resolve)));
       for (const conn of connections) conn.socket.close(1001, 'the stream server is shutting down');
       const grace = setTimeout(() => {
@@ -182,6 +201,7 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
       }, SHUTDOWN_GRACE_MS);
       await Promise.all(closed);
       clearTimeout(grace);
+      await caughtUp;
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };

@@ -5,7 +5,9 @@ import type { Logger } from '../infra/logging.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { resolveTokenRef } from '../projections/read-models/token-ref.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
+import type { CatchUps } from './catch-up.ts';
 import type { Connection } from './connection.ts';
+import { filterKey } from './cursor.ts';
 import { newId, parseClientFrame, type ClientFrame } from './protocol.ts';
 import type { SubscriptionIndex } from './subscriptions.ts';
 
@@ -13,6 +15,7 @@ export interface SessionDeps {
   index: SubscriptionIndex<Connection>;
   store: AnalyticalStore<ProjectionTables>;
   logger: Logger;
+  catchUps: CatchUps;
 }
 
 /** Answers one client frame: rate limit, validation, then subscribe / unsubscribe / ping. */
@@ -34,6 +37,7 @@ export async function handleFrame(conn: Connection, text: string, deps: SessionD
         const sub = conn.subscriptions.get(frame.subscription_id);
         if (!sub) return conn.sendError(new ApiError('NOT_FOUND', `no subscription ${frame.subscription_id} on this connection`));
         conn.subscriptions.delete(sub.id);
+        conn.catchingUp?.delete(sub);
         deps.index.remove(sub);
         return conn.send({ type: 'unsubscribed', subscription_id: sub.id });
       }
@@ -51,14 +55,23 @@ async function subscribe(conn: Connection, frame: Extract<ClientFrame, { type: '
   const tooMany = () =>
     validationError([{ path: 'body', code: 'too_many_subscriptions', message: `at most ${STREAM_LIMITS.maxSubscriptions} subscriptions per connection`, maximum: STREAM_LIMITS.maxSubscriptions }]);
   if (full()) return conn.sendError(tooMany(), frame.id);
+  const resumed = frame.resume === undefined ? null : await deps.catchUps.check(frame.resume);
+  if (resumed instanceof ApiError) return conn.sendError(resumed, frame.id);
   const resolved = await Promise.all(frame.tokens.map((ref) => resolveTokenRef(deps.store, ref)));
   const unknown = frame.tokens.flatMap((ref, i) => (resolved[i] === null ? [{ path: `body.tokens[${i}]`, code: 'unknown_token', message: `no token ${ref}` }] : []));
   if (unknown.length > 0) return conn.sendError(validationError(unknown), frame.id);
   // Checked again: another subscribe may have been accepted while the tokens resolved.
   if (full()) return conn.sendError(tooMany(), frame.id);
   const tokens = [...new Map(resolved.map((row) => [row!.token_id, { token_id: row!.token_id, symbol: row!.symbol }])).values()];
-  const sub = { id: newId('sub'), connection: conn, events: [...new Set(frame.events)], tokenIds: tokens.map((t) => t.token_id) };
+  const events = [...new Set(frame.events)];
+  const tokenIds = tokens.map((t) => t.token_id);
+  const filter = filterKey(events, tokenIds);
+  const from = resumed === null ? null : (resumed.lagging.get(filter) ?? resumed.positions);
+  const sub = { id: newId('sub'), connection: conn, events, tokenIds, filter, since: from === null ? deps.catchUps.livePositions() : null };
+  // One synchronous step from here to the answer: the subscription joins the live flow or its catch-up at a known position.
   conn.subscriptions.set(sub.id, sub);
   deps.index.add(sub);
-  conn.send({ type: 'subscribed', ref: frame.id, subscription_id: sub.id, events: sub.events, tokens });
+  deps.catchUps.begin(conn, sub, from);
+  // `cursor` (beyond the spec): a client that has received no event yet can resume from here.
+  conn.send({ type: 'subscribed', ref: frame.id, subscription_id: sub.id, events: sub.events, tokens, cursor: deps.catchUps.cursorOf(conn) });
 }

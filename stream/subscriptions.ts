@@ -7,6 +7,20 @@ export interface Subscription<C> {
   connection: C;
   events: readonly StreamEvent[];
   tokenIds: readonly string[];
+  /** filterKey of events and tokens: how a resume cursor names it. */
+  filter: string;
+  /**
+   * Where on public.events it began without having seen what came before: the feed's
+   * positions when subscribed; null when it resumed from a cursor (the client has seen
+   * what it asked for before its position).
+   */
+  since: readonly number[] | null;
+}
+
+/** Whether the subscription asks for the event: the test `SubscriptionIndex` answers for many at once. */
+export function subscriptionMatches(sub: Subscription<unknown>, e: PublicEvent): boolean {
+  if (!sub.events.includes(STREAM_EVENT_OF[e.type])) return false;
+  return sub.tokenIds.length === 0 || e.tokenId === null || sub.tokenIds.includes(e.tokenId);
 }
 
 interface Bucket<C> {

@@ -249,5 +249,9 @@ export const StreamInfoSchema = named(
         .describe('The server sends a WebSocket ping and a `{"type":"ping"}` frame this often and closes connections that do not answer.'),
     }),
   }),
-  'Where to open the WebSocket stream, whether it is up, and its limits.',
+  'Where to open the WebSocket stream, whether it is up, and its limits. Beyond the spec, every `event` frame (and every ' +
+    '`subscribed` answer) carries a `cursor`; a `subscribe` frame with `"resume": "<cursor>"` receives what the subscription ' +
+    'missed from the log, then the live flow, with no gap and no duplicate. Cursors older than 24 h or past the log\'s retention ' +
+    'are refused with VALIDATION (`body.resume`, `cursor_expired`), malformed ones with `invalid_cursor`: resync over REST. ' +
+    'Sockets close with 4401 when the key is revoked and 4402 when a plan change leaves it without stream:read.',
 );

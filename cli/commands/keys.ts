@@ -3,7 +3,7 @@ import { issueApiKey } from '../../api/keys.ts';
 import { isScope, SCOPE_NAMES } from '../../api/scopes.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
-import { ApiKeyEventSchema, PLAN_NAMES, TEAM_ID, type ApiKeyEvent } from '../../schemas/records.ts';
+import { ApiKeyEventSchema, PLAN_NAMES, TEAM_ID, type ApiKeyEvent, type PlanName } from '../../schemas/records.ts';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import type { AppendResult, EventLog } from '../../infra/log/port.ts';
 import { apiKeysProjection } from '../../projections/api-keys.ts';
@@ -16,6 +16,7 @@ import { UsageError } from '../command.ts';
 const USAGE = [
   `tqa keys create --name NAME --plan ${PLAN_NAMES.join('|')} [--scopes a,b] [--team TEAM_ID] [--json]   (default: every scope)`,
   'tqa keys revoke KEY_ID [--json]',
+  `tqa keys set-plan KEY_ID --plan ${PLAN_NAMES.join('|')} [--scopes a,b] [--json]   (default: the key keeps its scopes)`,
   'tqa keys list [--json]',
 ].join('\n       ');
 
@@ -24,13 +25,13 @@ const TOPIC = TOPICS.keys.name;
 /**
  * Keys change only through events on control.keys, which the api-keys projection applies
  * (also in a running service); the key is printed once and only its hash is stored.
- * `create` and `revoke` return once the projection has stored the change, so the key works
- * (or is refused) as soon as they return; exit code 1 if no projection applied it in time.
- * `list` and `revoke` read the log itself, so they work without the store.
+ * `create`, `set-plan` and `revoke` return once the projection has stored the change, so the
+ * key works (or is refused) as soon as they return; exit code 1 if no projection applied it in
+ * time. `list`, `set-plan` and `revoke` read the log itself, so they work without the store.
  */
 export const keysCommand: CliCommand = {
   name: 'keys',
-  summary: 'create, revoke or list API keys',
+  summary: 'create, revoke, re-plan or list API keys',
   usage: USAGE,
   async run(args, { config, logger, stdout, stderr }) {
     const { values, positionals } = parseArgs({
@@ -45,9 +46,10 @@ export const keysCommand: CliCommand = {
       },
     });
     const [action, target] = positionals;
-    if (action !== 'create' && action !== 'revoke' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
+    if (action !== 'create' && action !== 'revoke' && action !== 'set-plan' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
     const create = action === 'create' ? parseCreate(values) : null;
-    if (action === 'revoke' && !target) throw new UsageError('name the key: key_<hex>');
+    const replan = action === 'set-plan' ? { plan: parsePlan(values.plan), scopes: values.scopes === undefined ? null : parseScopes(values.scopes) } : null;
+    if ((action === 'revoke' || action === 'set-plan') && !target) throw new UsageError('name the key: key_<hex>');
     const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
     const appliedOrSay = async (id: string, at: AppendResult): Promise<number> => {
@@ -81,8 +83,17 @@ export const keysCommand: CliCommand = {
       const current = keys.get(target!);
       if (!current) throw new UsageError(`no key ${target}`);
       if (current.action === 'revoke') throw new UsageError(`${target} is already revoked`);
+      const ts = Math.max(Date.now(), current.ts);
+      if (replan) {
+        // Like a revoke, the change carries the whole key: the projection stays a function of one event.
+        const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'set_plan', plan: replan.plan, scopes: replan.scopes ?? current.scopes, ts });
+        const at = await appendEvent(log, codec, TOPIC, event.keyId, event);
+        const code = await appliedOrSay(event.keyId, at);
+        if (code === 0) stdout.write(values.json ? JSON.stringify({ id: event.keyId, plan: event.plan, scopes: event.scopes }) + '\n' : `${event.keyId} is now on ${event.plan} (${event.scopes.join(',')})\n`);
+        return code;
+      }
       // The revoke carries the whole key so the projection stays a function of one event.
-      const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts: Math.max(Date.now(), current.ts) });
+      const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts });
       const at = await appendEvent(log, codec, TOPIC, event.keyId, event);
       const code = await appliedOrSay(event.keyId, at);
       if (code === 0) stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
@@ -95,13 +106,23 @@ export const keysCommand: CliCommand = {
 
 function parseCreate(values: { name?: string; plan?: string; scopes?: string; team?: string }): Pick<ApiKeyEvent, 'name' | 'plan' | 'scopes' | 'teamId'> {
   if (!values.name) throw new UsageError('--name NAME is required');
-  const plan = PLAN_NAMES.find((p) => p === values.plan);
+  const plan = parsePlan(values.plan);
+  const scopes = values.scopes === undefined ? [...SCOPE_NAMES] : parseScopes(values.scopes);
+  if (values.team !== undefined && !TEAM_ID.test(values.team)) throw new UsageError('--team must be team_<hex>');
+  return { name: values.name, plan, scopes, teamId: values.team ?? null };
+}
+
+function parsePlan(value: string | undefined): PlanName {
+  const plan = PLAN_NAMES.find((p) => p === value);
   if (!plan) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
-  const scopes = values.scopes === undefined ? SCOPE_NAMES : values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+  return plan;
+}
+
+function parseScopes(value: string): string[] {
+  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPE_NAMES.join(', ')}`);
-  if (values.team !== undefined && !TEAM_ID.test(values.team)) throw new UsageError('--team must be team_<hex>');
-  return { name: values.name, plan, scopes: [...new Set(scopes)], teamId: values.team ?? null };
+  return [...new Set(scopes)];
 }
 
 /** The latest event of every key, in log order (the topic has one partition). */

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { eventTime } from './primitives.ts';
 
 /**
- * Control events of API keys (control.keys). A key is created and revoked only through
- * these events, so a replay rebuilds every key (DESIGN.md §3, rule 4). Field names match
- * schemas/avro/api-key-event/v1.avsc one to one.
+ * Control events of API keys (control.keys). A key is created, moved to another plan and
+ * revoked only through these events, so a replay rebuilds every key (DESIGN.md §3, rule 4).
+ * Field names match schemas/avro/api-key-event/v3.avsc one to one.
  */
 
-export const API_KEY_ACTIONS = ['create', 'revoke'] as const;
+/** `set_plan` (schema v3) carries the key's new plan and the scopes that plan leaves it. */
+export const API_KEY_ACTIONS = ['create', 'revoke', 'set_plan'] as const;
 export const PLAN_NAMES = ['free', 'pro', 'team'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
@@ -21,7 +22,7 @@ export const ApiKeyEventSchema = z.strictObject({
   plan: z.enum(PLAN_NAMES),
   scopes: z.array(z.string().regex(/^[a-z]+:[a-z]+$/, 'must be resource:action')).max(32),
   keyHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest'),
-  /** ts on create; on revoke the key's creation time, so each event carries the whole key. */
+  /** ts on create; on a later event the key's creation time, so each event carries the whole key. */
   createdAt: eventTime,
   /** The team the key belongs to (schema v2; keys made before teams existed have none). */
   teamId: z.string().regex(TEAM_ID, 'must be team_<hex>').nullable(),
