@@ -14,7 +14,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'fast',
-          include: ['test/**/*.test.ts', 'processors/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'processors/**/*.test.ts', 'research/**/*.test.ts'],
           exclude: ['**/*.peer.test.ts', '**/node_modules/**'],
         },
       },

@@ -14,6 +14,7 @@ import type { WebhookDeps } from './routes/deps.ts';
 import { apiRoutes } from './routes/index.ts';
 import type { Processing } from './schemas/meta.ts';
 import type { StreamDirectory } from '../stream/presence.ts';
+import type { Codec } from '../schemas/codec.ts';
 import { TokenDirectory } from './services/token-directory.ts';
 
 export interface ApiDeps {
@@ -27,6 +28,8 @@ export interface ApiDeps {
   webhooks?: WebhookDeps;
   /** Running stream instances, from their heartbeats on the log; without it the stream is announced as unavailable. */
   streams?: StreamDirectory;
+  /** The codec of the log's records, for endpoints that append control events (backtests); without it they answer 503. */
+  codec?: Codec;
   /** The last measured lag of the processors and projections, for /v1/health. */
   processing?: () => Processing | null;
   /** Routes mounted after the API's own (tests use it for stand-ins of later endpoints). */
@@ -51,7 +54,7 @@ export function createApi(deps: ApiDeps): Api {
   const app = new Koa();
   const keys = new KeyService({ store: deps.store, now });
   const tokens = new TokenDirectory({ store: deps.store, now });
-  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks, streams: deps.streams, processing: deps.processing });
+  const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks, streams: deps.streams, processing: deps.processing, codec: deps.codec });
   const all = [...routes, ...(deps.extraRoutes ?? [])];
   const router = mountRoutes(all);
   app.use(requestId());

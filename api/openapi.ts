@@ -120,7 +120,10 @@ function operation(route: ApiRoute): Json {
   const responses: Json = {
     [String(route.response.status ?? 200)]: {
       description: route.response.description,
-      headers: COMMON_HEADERS,
+      headers: {
+        ...COMMON_HEADERS,
+        ...Object.fromEntries(Object.entries(route.response.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+      },
       content: { 'application/json': { schema: responseSchema } },
     },
   };

@@ -2,8 +2,8 @@ import type { PlanName } from '../schemas/records.ts';
 
 /**
  * Plans as data (spec §8). The rate limit is per key over a 60 s window. Choices the spec
- * leaves open: webhooks per plan are 2 / 10 / 50; backtests need Pro or Team; the Free
- * scanner sees snapshots 15 minutes late.
+ * leaves open: webhooks per plan are 2 / 10 / 50; backtests need Pro or Team, which may have
+ * 2 and 5 runs queued or running per key at once; the Free scanner sees snapshots 15 minutes late.
  */
 export interface PlanLimits {
   label: string;
@@ -11,6 +11,8 @@ export interface PlanLimits {
   features: {
     /** POST /v1/quant/backtests. */
     backtests: boolean;
+    /** Most backtest runs a key may have queued or running at once (409 LIMIT_REACHED beyond). */
+    concurrentBacktests: number;
     /** How far behind the live snapshots the scanner runs, in minutes. */
     scannerDelayMinutes: number;
     /** Most webhooks a key may register (409 LIMIT_REACHED beyond). */
@@ -19,9 +21,9 @@ export interface PlanLimits {
 }
 
 export const PLANS: Readonly<Record<PlanName, PlanLimits>> = {
-  free: { label: 'Free', requestsPerMinute: 60, features: { backtests: false, scannerDelayMinutes: 15, webhooks: 2 } },
-  pro: { label: 'Pro', requestsPerMinute: 600, features: { backtests: true, scannerDelayMinutes: 0, webhooks: 10 } },
-  team: { label: 'Team', requestsPerMinute: 2000, features: { backtests: true, scannerDelayMinutes: 0, webhooks: 50 } },
+  free: { label: 'Free', requestsPerMinute: 60, features: { backtests: false, concurrentBacktests: 0, scannerDelayMinutes: 15, webhooks: 2 } },
+  pro: { label: 'Pro', requestsPerMinute: 600, features: { backtests: true, concurrentBacktests: 2, scannerDelayMinutes: 0, webhooks: 10 } },
+  team: { label: 'Team', requestsPerMinute: 2000, features: { backtests: true, concurrentBacktests: 5, scannerDelayMinutes: 0, webhooks: 50 } },
 };
 
 /** Features a route can be gated on with requirePlanFeature. */

@@ -2,6 +2,7 @@
 // its figures next to a baseline measured in the same run, so the ratios carry across machines.
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
+import { benchBacktest } from './backtest.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPush } from './push.ts';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   api: benchApi,
   push: benchPush,
   stream: benchStream,
+  backtest: benchBacktest,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -1,8 +1,10 @@
 import { ConfigError, loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logging.ts';
 import { UsageError, type CliCommand } from './command.ts';
+import { backtestCommand } from './commands/backtest.ts';
 import { cohortsCommand } from './commands/cohorts.ts';
 import { dumpCommand } from './commands/dump.ts';
+import { exportCommand } from './commands/export.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
 import { replayCommand } from './commands/replay.ts';
@@ -12,7 +14,7 @@ import { streamCommand } from './commands/stream.ts';
 import { teamsCommand } from './commands/teams.ts';
 import { topicsCommand } from './commands/topics.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand];
+const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -43,6 +43,8 @@ const ConfigSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
+  /** The API key `tqa backtest` uses when it goes through the running service's API. Unset: the data dir's demo key. */
+  TQA_API_KEY: z.string().regex(/^svc_live_[A-Za-z0-9_-]+$/, 'must be an API key, svc_live_…').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,5 +1,6 @@
 import { apiKeysProjection, teamsProjection } from './api-keys.ts';
 import { authorMetricsProjection } from './author-metrics.ts';
+import { backtestRequestsProjection, backtestRunsProjection, eventStudiesProjection } from './backtest-runs.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
 import { deadLettersProjection } from './dead-letters.ts';
@@ -29,4 +30,7 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   teamsProjection,
   webhooksProjection,
   webhookDeliveriesProjection,
+  backtestRequestsProjection,
+  backtestRunsProjection,
+  eventStudiesProjection,
 ];

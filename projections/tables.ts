@@ -1,6 +1,7 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
+import { backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
 import { latestSnapshots, signals, snapshotHistory, snapshotRecords } from './tables/quant.ts';
 import { authorMetrics, cohortEvents, cohorts, cohortVersions, narrativeBuckets, outcomes } from './tables/social.ts';
 
@@ -113,5 +114,8 @@ export const PROJECTION_TABLES = defineTables(
   teams,
   webhooks,
   webhookDeliveries,
+  backtestRequests,
+  backtestRuns,
+  eventStudies,
 );
 export type ProjectionTables = typeof PROJECTION_TABLES;

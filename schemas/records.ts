@@ -3,6 +3,7 @@ import { WebhookEventSchema } from './records/control-webhooks.ts';
 import { PublicEventSchema } from './records/public-events.ts';
 import { StreamPresenceSchema } from './records/stream-presence.ts';
 import { WebhookDeliverySchema } from './records/webhook-deliveries.ts';
+import { BacktestRequestSchema, BacktestRunEventSchema, EventStudyRecordSchema } from './records/research.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { FeatureSnapshotSchema, OutcomeSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -29,6 +30,7 @@ export * from './records/public-events.ts';
 export * from './records/stream-presence.ts';
 export * from './records/control-webhooks.ts';
 export * from './records/webhook-deliveries.ts';
+export * from './records/research.ts';
 
 /** Each record type: its Avro schema folder under schemas/avro and its validator. */
 export const RECORD_TYPES = {
@@ -54,6 +56,9 @@ export const RECORD_TYPES = {
   'webhook-event': WebhookEventSchema,
   'webhook-delivery': WebhookDeliverySchema,
   'stream-presence': StreamPresenceSchema,
+  'backtest-request': BacktestRequestSchema,
+  'backtest-run': BacktestRunEventSchema,
+  'event-study': EventStudyRecordSchema,
 } as const;
 
 export type RecordTypeName = keyof typeof RECORD_TYPES;

@@ -48,6 +48,8 @@ export interface RouteSpec<
     /** Registered in api/schemas/registry.ts: it becomes a named component of the document. */
     schema: R;
     description: string;
+    /** Headers the successful answer carries besides the common ones (e.g. Location), documented in /openapi.json. */
+    headers?: Readonly<Record<string, string>>;
   };
   /**
    * The status of a successful answer when it depends on the result (e.g. health answers

@@ -1,6 +1,8 @@
 import type { ApiRoute } from '../http/route.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup, RouteGroupFactory } from './group.ts';
+import { backtestRoutes } from './backtests.ts';
+import { eventStudyRoutes } from './event-studies.ts';
 import { keyRoutes } from './key.ts';
 import { metaRoutes } from './meta.ts';
 import { openApiRoutes } from './openapi.ts';
@@ -9,7 +11,7 @@ import { socialRoutes } from './social.ts';
 import { tokenRoutes } from './tokens.ts';
 import { webhookRoutes } from './webhooks.ts';
 
-const GROUPS: readonly RouteGroupFactory[] = [tokenRoutes, signalRoutes, socialRoutes, webhookRoutes, keyRoutes, metaRoutes];
+const GROUPS: readonly RouteGroupFactory[] = [tokenRoutes, signalRoutes, socialRoutes, backtestRoutes, eventStudyRoutes, webhookRoutes, keyRoutes, metaRoutes];
 
 /** Every route of the API, in the order of the spec's sections, and how to stop their background work. */
 export function apiRoutes(deps: RouteDeps): RouteGroup & { routes: ApiRoute[]; close: () => Promise<void> } {

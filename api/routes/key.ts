@@ -31,6 +31,7 @@ export function keyRoutes(): RouteGroup {
           rateLimit,
           features: {
             backtests: plan.features.backtests,
+            concurrentBacktests: plan.features.concurrentBacktests,
             scannerDelayMinutes: plan.features.scannerDelayMinutes,
             webhooks: plan.features.webhooks,
           },

@@ -21,6 +21,7 @@ export const KeySchema = named(
       rateLimit: RateLimitSchema,
       features: z.strictObject({
         backtests: z.boolean(),
+        concurrentBacktests: z.number().int().min(0).describe('Most backtest runs the key may have queued or running at once.'),
         scannerDelayMinutes: z.number().int().min(0).describe('How far behind live snapshots POST /v1/quant/scan runs.'),
         webhooks: z.number().int().min(0).describe('Most webhooks the key may register.'),
       }),

@@ -77,7 +77,7 @@ export const TokensQuerySchema = z.strictObject({
   as_of: asOfParam,
 });
 
-const ScanRuleSchema = named(
+export const ScanRuleSchema = named(
   'ScanRule',
   z.strictObject({
     field: ruleField.describe('A rule field: a score name or a feature name (GET /v1/models lists the features and their units).'),

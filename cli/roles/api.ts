@@ -17,7 +17,7 @@ export const apiRole: Role = {
       const { caughtUp, lagRecords, stages, measuredAt } = status;
       return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, stages, measuredAt: new Date(measuredAt).toISOString() };
     };
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing });
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
     const server = api.app.listen(config.PORT);
     await new Promise<void>((resolve) => server.once('listening', resolve));
     logger.info({ port: config.PORT }, 'API listening');

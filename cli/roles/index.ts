@@ -1,5 +1,6 @@
 import { apiRole } from './api.ts';
 import { projectionsRole } from './projections.ts';
+import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
 import { webhooksRole } from './webhooks.ts';
@@ -16,6 +17,7 @@ export const ROLES: readonly Role[] = [
   onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole'),
   apiRole,
   streamRole,
+  researchRole,
   onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole'),
   webhooksRole,
   projectionsRole,

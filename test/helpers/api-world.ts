@@ -13,6 +13,7 @@ import { teamsCommand } from '../../cli/commands/teams.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import type { Codec } from '../../schemas/codec.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
@@ -64,6 +65,11 @@ export interface ApiWorld {
   createTeam(name: string): Promise<string>;
   request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
   expectError(res: ApiResponse, status: number, code: string): void;
+  /** The world's data dir, config, log and codec, for roles a test runs beside the API. */
+  dir: string;
+  config: Config;
+  log: FileEventLog;
+  codec: Codec;
   /** The served OpenAPI document. */
   openapi: Record<string, any>;
   stop(): Promise<void>;
@@ -84,11 +90,11 @@ export async function startApiWorld(): Promise<ApiWorld> {
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
 
   const clockStart = Date.now();
-  const api = createApi({ log, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
   const server = api.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const world = new World(dir, config, log, store, projections, api, server, base);
+  const world = new World(dir, config, log, codec, store, projections, api, server, base);
   await world.init();
   return world;
 }
@@ -101,9 +107,10 @@ class World implements ApiWorld {
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(
-    private readonly dir: string,
-    private readonly config: Config,
-    private readonly log: FileEventLog,
+    readonly dir: string,
+    readonly config: Config,
+    readonly log: FileEventLog,
+    readonly codec: Codec,
     readonly store: AnalyticalStore<ProjectionTables>,
     private readonly projections: ProjectionSet,
     private readonly api: Api,

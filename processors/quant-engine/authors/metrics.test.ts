@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { computeMetrics, confidenceOf, median, researchScore, sampleStdev, wilsonInterval, type CallRecord } from './metrics.ts';
+import { wilsonInterval } from '../../../research/stats/binomial.ts';
+import { median, sampleStdev } from '../../../research/stats/describe.ts';
+import { computeMetrics, confidenceOf, researchScore, type CallRecord } from './metrics.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

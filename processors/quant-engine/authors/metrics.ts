@@ -1,3 +1,5 @@
+import { wilsonInterval } from '../../../research/stats/binomial.ts';
+import { median, sampleStdev } from '../../../research/stats/describe.ts';
 import type { AuthorConfidence, SectorStrength } from '../../../schemas/records/quant-social.ts';
 
 /**
@@ -23,8 +25,6 @@ export const MEDIUM_CONFIDENCE_SAMPLES = 10;
 export const HIGH_CONFIDENCE_SAMPLES = 30;
 const MIN_CONSISTENCY_WEEKS = 3;
 
-/** z of a two-sided 95% normal interval. */
-export const WILSON_Z_95 = 1.959963984540054;
 
 /** One call of an author with what became known about it; plain data kept in the authors state. */
 export interface CallRecord {
@@ -63,33 +63,6 @@ export interface MetricValues {
   researchScore: number | null;
   confidence: AuthorConfidence;
   confidenceReason: string | null;
-}
-
-/** 95% (by default) Wilson score interval of a binomial proportion; null without trials. */
-export function wilsonInterval(successes: number, trials: number, z = WILSON_Z_95): { low: number; high: number } | null {
-  if (trials <= 0) return null;
-  const p = successes / trials;
-  const z2 = z * z;
-  const denominator = 1 + z2 / trials;
-  const centre = (p + z2 / (2 * trials)) / denominator;
-  const half = (z * Math.sqrt((p * (1 - p)) / trials + z2 / (4 * trials * trials))) / denominator;
-  // At p = 0 or 1 the bound is exactly 0 or 1; floating point would land just beside it.
-  return { low: successes === 0 ? 0 : centre - half, high: successes === trials ? 1 : centre + half };
-}
-
-export function median(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-/** Sample standard deviation (n − 1); null below two values. */
-export function sampleStdev(values: readonly number[]): number | null {
-  if (values.length < 2) return null;
-  const mean = values.reduce((s, v) => s + v, 0) / values.length;
-  const squares = values.reduce((s, v) => s + (v - mean) ** 2, 0);
-  return Math.sqrt(squares / (values.length - 1));
 }
 
 /** The 24h return a call is judged by: a died token without a final price counts as a total loss. */

@@ -204,6 +204,23 @@ describe('lifecycle', () => {
     expect(run(5, 12).fired.map((s) => s.type)).toEqual(['TEST_MANY']);
     expect(activeSignalsLookup(state).active('tk_a').map((s) => s.type)).toEqual(['TEST_AUTHORS', 'TEST_MANY']);
   });
+
+  it('keeps a signal that fires on the snapshot where the token\'s only other active signal ends', () => {
+    // TEST_AUTHORS (first in the set) fires at 0 and lapses at 30; on that snapshot TEST_FEW fires.
+    const few: SignalRule = { ...TEST_RULE, name: 'test_few', type: 'TEST_FEW', conditions: [{ field: 'unique_authors_1h', op: '<=', value: 2 }] };
+    const set = loadRuleSet([TEST_RULE, few]);
+    const state = createSignalsState();
+    const run = (minute: number, authors: number) =>
+      evaluateSignals(state, snap('tk_a', T0 + minute * MIN, { unique_authors_1h: authors }), recordingEmitter(), fakeAnalogs(), set);
+    expect(run(0, 6).fired.map((s) => s.type)).toEqual(['TEST_AUTHORS']);
+    const handover = run(30, 1);
+    expect(handover.ended.map((s) => s.type)).toEqual(['TEST_AUTHORS']);
+    expect(handover.fired.map((s) => s.type)).toEqual(['TEST_FEW']);
+    expect(activeSignalsLookup(state).active('tk_a').map((s) => s.type)).toEqual(['TEST_FEW']);
+    // It then ends like any other (lapse 30 minutes after it last held), and its cooldown holds.
+    expect(run(65, 5).ended.map((s) => s.type)).toEqual(['TEST_FEW']);
+    expect(run(70, 1).fired).toEqual([]);
+  });
 });
 
 describe('determinism and records', () => {

@@ -80,6 +80,9 @@ export function evaluateSignals(
       const end = endOf(entry);
       if (end.at > ts) continue;
       endSignal(state, entry, end.at, end.reason, emitter, result);
+      // Ending the token's last active signal drops its map from state.active: a rule firing
+      // later on this snapshot must start a new one there, not write into the dropped map.
+      tokenActive = state.active.get(scored.tokenId);
     }
     if (!met) continue;
     const history = state.history.get(historyKey(rule.name, scored.tokenId));
