@@ -210,7 +210,7 @@ export function storeHistory(store: ReadStore): HistorySource {
             ${agg(sql`arg_max(pprice, pts)`, sql`argMaxIf(pprice, pts, ${inWindow})`)} AS last_price,
             ${agg(sql`min(pprice)`, sql`minIf(pprice, ${inWindow})`)} AS min_price,
             ${agg(sql`max(pprice)`, sql`maxIf(pprice, ${inWindow})`)} AS max_price,
-            ${agg(sql`arg_max(pts, [pprice, -CAST(pts AS DOUBLE)])`, sql`argMaxIf(pts, tuple(pprice, -pts), ${inWindow})`)} AS peak_ts,
+            ${agg(sql`-((max({'p': pprice, 't': -pts}) FILTER (WHERE pts IS NOT NULL)).t)`, sql`argMaxIf(pts, tuple(pprice, -pts), ${inWindow})`)} AS peak_ts,
             ${agg(sql`min(pliq)`, sql`minIf(pliq, ${inWindow})`)} AS min_liq
           FROM ${joined}
           GROUP BY token_id, ets`,
