@@ -69,7 +69,7 @@ export function metaRoutes({ log, store, logger, now, startedAt, streams, proces
       'Answers 200 when every provider is up, and 503 with the same body when one is down.',
     public: true,
     response: { schema: HealthSchema, description: 'The service is up; `freshness` says whether its data is current.' },
-    statusOf: (result) => (result.status === 'ok' ? 200 : 503),
+    statusOf: (result) => (result.status === 'degraded' ? 503 : 200),
     handler: async (): Promise<Health> => {
       const at = now();
       // The store's probe is the freshness read itself: one cheap query answers both.

@@ -128,9 +128,11 @@ describe('tqa start on an empty data dir', () => {
       await waitFor(() => logged(service, 'service started'), 'the service to start', 120_000);
       await waitFor(async () => (await engineLag()) > 100_000, 'the engine to have a backlog', 60_000);
       const health = await waitFor(async () => {
-        const body = (await (await fetch(`${api}/v1/health`)).json()) as { status: string; processing: { lag_records: number; stages: { name: string; lag_records: number }[] } | null };
-        return body.processing !== null && body.processing.lag_records > 100_000 ? body : undefined;
+        const res = await fetch(`${api}/v1/health`);
+        const body = (await res.json()) as { status: string; processing: { lag_records: number; stages: { name: string; lag_records: number }[] } | null };
+        return body.processing !== null && body.processing.lag_records > 100_000 ? { code: res.status, ...body } : undefined;
       }, 'the health check to measure the backlog');
+      expect(health.code, 'a service catching up is up').toBe(200);
       expect(health.status).toBe('catching_up');
       expect(health.processing!.stages.find((s) => s.name === 'quant-engine')!.lag_records).toBeGreaterThan(0);
 
