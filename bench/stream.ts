@@ -44,7 +44,7 @@ export async function benchStream(): Promise<void> {
     const server = await startStreamServer({ log, codec, store, logger, port: 0, host: '127.0.0.1', pollMs: 5 });
     const url = `ws://127.0.0.1:${server.port}/v1/stream`;
 
-    let before = 0;
+    let before = { js: 0, rss: 0 };
     const sent = new Map<string, number>();
     const latencies: number[] = [];
     let received = 0;
@@ -69,7 +69,8 @@ export async function benchStream(): Promise<void> {
       });
       clients.push(ws);
     }
-    const perConnection = (memory() - before) / (CLIENTS - WARM);
+    const after = memory();
+    const perConnection = { js: (after.js - before.js) / (CLIENTS - WARM), rss: (after.rss - before.rss) / (CLIENTS - WARM) };
 
     let seq = 0;
     const event = (): PublicEvent => ({
@@ -110,7 +111,7 @@ export async function benchStream(): Promise<void> {
     process.stdout.write(
       `stream, ${CLIENTS} clients, ${RATE} events/s: append to client p50 ${stream.p50.toFixed(1)} ms, p99 ${stream.p99.toFixed(1)} ms\n` +
         `bare ws broadcast, same clients and frame size: p50 ${bare.p50.toFixed(1)} ms, p99 ${bare.p99.toFixed(1)} ms (stream/bare p99 ${(stream.p99 / bare.p99).toFixed(1)}x)\n` +
-        `memory per idle connection (server and client ends): ${(perConnection / 1024).toFixed(1)} KiB\n` +
+        `memory per idle connection (server and client ends): JS heap and buffers ${(perConnection.js / 1024).toFixed(1)} KiB, RSS ${(perConnection.rss / 1024).toFixed(1)} KiB (RSS grows in pages the heap may already hold)\n` +
         `fan-out: ${BURST} events to ${CLIENTS} clients in ${fanOutSeconds.toFixed(2)} s = ${Math.round(BURST / fanOutSeconds)} events/s, ${Math.round((BURST * CLIENTS) / fanOutSeconds)} frames/s\n`,
     );
   } finally {
@@ -152,10 +153,11 @@ export async function benchStream(): Promise<void> {
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-function memory(): number {
+/** JavaScript objects and buffers after a full collection, and the resident set (which also holds the sockets' native state). */
+function memory(): { js: number; rss: number } {
   gc();
   const m = process.memoryUsage();
-  return m.heapUsed + m.external + m.arrayBuffers;
+  return { js: m.heapUsed + m.external + m.arrayBuffers, rss: m.rss };
 }
 
 function percentiles(values: number[]): { p50: number; p99: number } {
