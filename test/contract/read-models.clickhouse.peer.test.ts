@@ -8,6 +8,8 @@ import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickho
 import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
+import { describeResearchRunsContract } from './research-runs.contract.ts';
+import { describeResearchContract } from './research.contract.ts';
 
 let server: ClickHouseServer | undefined;
 
@@ -45,3 +47,5 @@ async function openClickHouse() {
 describeQuantReadModelContract('clickhouse', openClickHouse);
 describeReadModelsSocialContract('clickhouse', openClickHouse);
 describeAsOfReadModelContract('clickhouse', openClickHouse);
+describeResearchRunsContract('clickhouse', openClickHouse);
+describeResearchContract('clickhouse', openClickHouse);

@@ -5,6 +5,7 @@ import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
+import { describeResearchRunsContract } from './research-runs.contract.ts';
 
 async function openDuckDb() {
   const store = await DuckDbStore.open({
@@ -20,3 +21,4 @@ async function openDuckDb() {
 describeQuantReadModelContract('duckdb', openDuckDb);
 describeReadModelsSocialContract('duckdb', openDuckDb);
 describeAsOfReadModelContract('duckdb', openDuckDb);
+describeResearchRunsContract('duckdb', openDuckDb);
