@@ -17,11 +17,9 @@ import {
   BacktestsQuerySchema,
   CreateBacktestBodySchema,
 } from '../schemas/research.ts';
+import { untilApplied } from '../services/read-your-writes.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
-
-/** How long a write waits for the projection to show its event (read-your-writes). */
-const APPLY_TIMEOUT_MS = 10_000;
 
 /**
  * Backtests (spec 2.8, 3, 4.4): a POST appends a request to control.backtests and answers
@@ -42,15 +40,11 @@ export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGrou
     return view;
   }
 
-  async function applied(id: string, version: number): Promise<BacktestView> {
-    const deadline = Date.now() + APPLY_TIMEOUT_MS;
-    for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+  const applied = (id: string, version: number): Promise<BacktestView> =>
+    untilApplied(async () => {
       const view = await getBacktest(store, id);
-      if (view !== null && view.request.version >= version) return view;
-      if (Date.now() > deadline) throw new ApiError('UPSTREAM_UNAVAILABLE', `${id} is recorded but not yet applied; retry the read shortly`);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+      return view && { ...view, version: view.request.version };
+    }, version, id);
 
   const LIMITS = (['pro', 'team'] as const).map((p) => `${PLANS[p].label} ${PLANS[p].features.concurrentBacktests}`).join(', ');
 

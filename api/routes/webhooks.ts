@@ -29,11 +29,9 @@ import {
   WebhookTestResultSchema,
   WebhookWithSecretSchema,
 } from '../schemas/webhooks.ts';
+import { untilApplied } from '../services/read-your-writes.ts';
 import type { RouteDeps, WebhookDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
-
-/** How long a write waits for the projection to show its event (read-your-writes). */
-export const APPLY_TIMEOUT_MS = 10_000;
 
 /** Webhooks (spec 4.5): a key sees and changes only the webhooks it registered. */
 export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): RouteGroup {
@@ -69,15 +67,7 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
   }
 
   /** Waits until the projection shows version `version` of the webhook. */
-  async function applied(id: string, version: number): Promise<WebhookRow> {
-    const deadline = Date.now() + APPLY_TIMEOUT_MS;
-    for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
-      const row = await getWebhook(store, id);
-      if (row !== null && row.version >= version) return row;
-      if (Date.now() > deadline) throw new ApiError('UPSTREAM_UNAVAILABLE', `the change to ${id} is recorded but not yet applied; retry the read shortly`);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+  const applied = (id: string, version: number): Promise<WebhookRow> => untilApplied(() => getWebhook(store, id), version, `the change to ${id}`);
 
   /** The URL refused as a VALIDATION issue at body.url. */
   function invalidUrl(reason: string): ApiError {
