@@ -184,9 +184,9 @@ export interface FaultReport {
  * restarts them, then lets the last ones finish. The moments are found from the engine's own
  * checkpoint saves (inotify on its state dir, so a kill lands at once, whatever the log mode):
  *  1. early: right after the first engine's first checkpoint;
- *  2. later: a standby engine is started once the second engine saved a checkpoint (so it
- *     holds the group), and takes over (no restart) when the second is killed after its next
- *     (where the world says so; else the engine is restarted);
+ *  2. later: two engines start together (where the world says so; else one); the one that
+ *     takes the group is killed after its second checkpoint save, and the other, waiting as a
+ *     standby, takes over without a restart (else the engine is restarted);
  *  3. while the engine that took over writes a checkpoint (on the temporary file's creation);
  *  4. once every derived record exists, i.e. right after the engine read its input to the end,
  *     before it saved a checkpoint covering it.
@@ -206,15 +206,19 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   // 1. early
   let engine = startRole(world, 'processors', 'engine-1', fast);
   let projections = startRole(world, 'projections', 'projections-1');
-  await nextCheckpointSave(stateDir, engine);
+  await checkpointSaves(stateDir, [engine], 1);
   await killed('early', [engine, projections]);
 
-  // 2. later, with a standby that takes over (or a restart)
-  engine = startRole(world, 'processors', 'engine-2', fast);
+  // 2. later, with a standby that takes over (or a restart). Started together, so the group
+  // still has most of the input to work through when the standby has joined it.
+  const pair = [startRole(world, 'processors', 'engine-2', fast)];
+  if (world.standby) pair.push(startRole(world, 'processors', 'engine-standby', fast));
   projections = startRole(world, 'projections', 'projections-2');
-  await nextCheckpointSave(stateDir, engine);
-  const standby = world.standby ? startRole(world, 'processors', 'engine-standby', fast) : undefined;
-  await nextCheckpointSave(stateDir, engine);
+  engine = await checkpointSaves(stateDir, pair, 2);
+  const standby = pair.find((role) => role !== engine);
+  // 3. is armed for the standby before the kill: once it has taken over, it may work through
+  // the rest of a small world while the test still counts what the kill left.
+  let standbyWriteKill = standby && killOnCheckpointWrite(stateDir, standby);
   await killed(standby ? 'later, a standby taking over' : 'later', [engine, projections]);
   projections = startRole(world, 'projections', 'projections-3');
 
@@ -223,7 +227,8 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   let attempts = 0;
   for (;;) {
     attempts++;
-    const tmp = await killOnCheckpointWrite(stateDir, active);
+    const tmp = await (standbyWriteKill ?? killOnCheckpointWrite(stateDir, active));
+    standbyWriteKill = undefined;
     kills.push({ at: `checkpoint write (attempt ${attempts})`, derived: await derived.refresh() });
     if (existsSync(join(stateDir, tmp))) break;
     if (attempts >= 5) throw new Error('no kill landed while a checkpoint was being written in 5 attempts');
@@ -251,21 +256,33 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   return { outputs: await outputsOf(world, derived), kills, checkpointWriteAttempts: attempts };
 }
 
-/** Resolves once `engine` has saved its next checkpoint (the quant engine has one task, 0). */
-function nextCheckpointSave(stateDir: string, engine: Role): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const done = (err?: Error): void => {
+/**
+ * Resolves with the engine of `engines` that holds the group (the quant engine has one task,
+ * 0) once it has saved `count` checkpoints; a save's temporary file names its writer's pid.
+ */
+function checkpointSaves(stateDir: string, engines: Role[], count: number): Promise<Role> {
+  return new Promise<Role>((resolve, reject) => {
+    const saves = new Map<Role, number>();
+    let writer: Role | undefined;
+    const done = (result: Role | Error): void => {
       watcher.close();
       clearTimeout(timer);
-      if (err) reject(err);
-      else resolve();
+      if (result instanceof Error) reject(result);
+      else resolve(result);
     };
-    // A save ends by renaming its temporary file over the checkpoint: one event naming it.
+    // A save writes `0.ckpt.<pid>.tmp`, then renames it over the checkpoint: one event naming it.
     const watcher = watch(stateDir, (_event, file) => {
-      if (file === '0.ckpt') done();
+      const pid = /^0\.ckpt\.(\d+)\.tmp$/.exec(file ?? '')?.[1];
+      if (pid) writer = engines.find((e) => e.child.pid === Number(pid)) ?? writer;
+      if (file !== '0.ckpt' || !writer) return;
+      saves.set(writer, (saves.get(writer) ?? 0) + 1);
+      if (saves.get(writer)! >= count) done(writer);
     });
-    const timer = setTimeout(() => done(new Error(`${engine.name} saved no checkpoint in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
-    void engine.exited.then(() => done(new Error(`${engine.name} exited before its next checkpoint: ${engine.stderr()}`)));
+    const names = engines.map((e) => e.name).join(' or ');
+    const timer = setTimeout(() => done(new Error(`${names} saved no ${count} checkpoints in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
+    for (const engine of engines) {
+      void engine.exited.then(() => done(new Error(`${engine.name} exited before its checkpoints: ${engine.stderr()}`)));
+    }
   });
 }
 
