@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
 import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
-import { readGroupOffsets, writeGroupOffsets, type FileEventLog, type GroupOffsets } from './file-log.ts';
+import type { FileEventLog } from './file-log.ts';
+import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';
 import { PartitionReader } from './segments.ts';
 import { toLogRecord } from './record-format.ts';
 

@@ -17,6 +17,7 @@ import type {
   TopicSpec,
 } from '../port.ts';
 import { cleanPartition } from './cleaner.ts';
+import { readGroupOffsets } from './group-offsets.ts';
 import { FileLogConsumer } from './file-consumer.ts';
 import { toLogRecord, type EncodableRecord } from './record-format.ts';
 import { listSegments, PartitionReader, PartitionWriter } from './segments.ts';
@@ -254,22 +255,6 @@ export class FileEventLog implements EventLog {
       throw err;
     }
   }
-}
-
-export type GroupOffsets = Record<string, Record<string, number>>;
-
-export async function readGroupOffsets(file: string): Promise<GroupOffsets> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as GroupOffsets;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw err;
-  }
-}
-
-/** Not synced: a commit lost to a power cut only means records are delivered again. */
-export async function writeGroupOffsets(file: string, offsets: GroupOffsets): Promise<void> {
-  await writeFileAtomic(file, JSON.stringify(offsets), { durable: false });
 }
 
 function range(n: number): number[] {
