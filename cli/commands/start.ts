@@ -36,7 +36,15 @@ export const startCommand: CliCommand = {
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
     const running: RunningRole[] = [];
     for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
-      const ctx = { config, logger: logger.child({ role: role.name }), services, store: () => (store ??= openStore(config, logger)), stdout, catchUp };
+      const ctx = {
+        config,
+        logger: logger.child({ role: role.name }),
+        services,
+        store: () => (store ??= openStore(config, logger)),
+        shareStore: (shared: AnalyticalStore<ProjectionTables>) => (store = Promise.resolve(shared)),
+        stdout,
+        catchUp,
+      };
       running.unshift(await role.start(ctx));
     }
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');

@@ -1,5 +1,4 @@
 import { apiRole } from './api.ts';
-import { projectionsRole } from './projections.ts';
 import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
@@ -9,9 +8,10 @@ import { onWorkerThread } from './worker-thread.ts';
 /**
  * Every role, in the order they stop: the inputs first (the feed, then the API's requests),
  * so each later role drains what an earlier one produced last; they start in reverse, so
- * the consumers are up before the producers. The feeds (a first start's seeding) and the
- * processors (a catch-up) run on worker threads of their own, so their CPU work never holds
- * the API's event loop when they run in one process.
+ * the consumers are up before the producers. The feeds (a first start's seeding), the
+ * processors (a catch-up) and the projections run on worker threads of their own, so their
+ * CPU work never holds the API's event loop when they run in one process; the projections'
+ * thread holds an embedded store and answers the other roles' reads of it.
  */
 export const ROLES: readonly Role[] = [
   onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole'),
@@ -20,7 +20,7 @@ export const ROLES: readonly Role[] = [
   researchRole,
   onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole'),
   webhooksRole,
-  projectionsRole,
+  onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
 ];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);

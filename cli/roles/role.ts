@@ -13,6 +13,8 @@ export interface RoleContext {
   services: LogServices;
   /** The process's store, opened on first use (embedded DuckDB allows one instance per file). */
   store(): Promise<AnalyticalStore<ProjectionTables>>;
+  /** Makes `store` the process's store for the roles started after this one (a thread holds it). */
+  shareStore?(store: AnalyticalStore<ProjectionTables>): void;
   stdout: NodeJS.WritableStream;
   /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
   catchUp?: CatchUpMonitor;

@@ -2,25 +2,29 @@ import { once } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { createLogger } from '../../infra/logging.ts';
+import type { DuckDbStore } from '../../infra/store/duckdb-store.ts';
+import { serveStore } from '../../infra/store/remote/store-host.ts';
+import { openStore } from '../../projections/open-store.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
-// The thread's side of onWorkerThread: starts the role with a log connection of its own,
-// stops it when told, then lets the thread end.
-const { module, exportName, config } = workerData as RoleThreadData;
+// The thread's side of onWorkerThread: starts the role with a log connection (and, when it
+// needs one, a store) of its own, stops it when told, then lets the thread end.
+const { module, exportName, config, storePort } = workerData as RoleThreadData;
 const role = (await import(module))[exportName] as Role;
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
-const running = await role.start({
-  config,
-  logger,
-  services,
-  store: () => Promise.reject(new Error(`the ${role.name} role runs on a worker thread, which has no store`)),
-  stdout: process.stdout,
-});
+let store: ReturnType<typeof openStore> | undefined;
+const openOnce = () => (store ??= openStore(config, logger));
+// Served before the role starts: the main thread's roles start once this one has.
+if (storePort) serveStore((await openOnce()) as DuckDbStore<ProjectionTables>, storePort);
+const running = await role.start({ config, logger, services, store: openOnce, stdout: process.stdout });
 const port = parentPort!;
 port.postMessage({ type: 'started' } satisfies RoleThreadMessage);
 await once(port, 'message');
 await running.stop();
+await (await store)?.close();
+storePort?.close();
 await services.close();
 port.close();

@@ -1,6 +1,8 @@
 import { once } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../../infra/config.ts';
+import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
+import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 
 /** What the thread is told to run: a role exported by a module, with the process's config. */
@@ -8,29 +10,39 @@ export interface RoleThreadData {
   module: string;
   exportName: string;
   config: Config;
+  /** Where the thread serves its store to the process's other roles (embedded DuckDB). */
+  storePort?: MessagePort;
 }
 
 export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' };
 
 /**
  * A role that runs on a worker thread of its own, with its own log connection: its CPU work
- * (the quant engine's catch-up) never holds the event loop that answers HTTP requests in the
- * same process. Only roles that need no store go here (embedded DuckDB allows one instance
- * per file, and the API and the projections share the process's). The role is named by its
- * module and export because a thread imports its code afresh.
+ * (the quant engine's catch-up, the projections' decoding and writing) never holds the event
+ * loop that answers HTTP requests in the same process. The role is named by its module and
+ * export because a thread imports its code afresh.
+ *
+ * `holdsStore`: the role writes the store. Embedded DuckDB allows one instance per file, so
+ * the thread opens it and serves it to the roles of the main thread, which read it through a
+ * RemoteStore (ctx.shareStore); a store server (ClickHouse) is opened by each thread itself.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string): Role {
+export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false } = {}): Role {
   return {
     name,
-    async start({ config, logger }) {
-      const workerData: RoleThreadData = { module: module.href, exportName, config };
-      const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), { workerData });
+    async start({ config, logger, shareStore }) {
+      const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
+      const workerData: RoleThreadData = { module: module.href, exportName, config, storePort: channel?.port2 };
+      const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
+        workerData,
+        transferList: channel ? [channel.port2] : [],
+      });
       const started = new Promise<void>((resolve, reject) => {
         worker.once('message', (message: RoleThreadMessage) => (message.type === 'started' ? resolve() : reject(new Error(`unexpected ${message.type}`))));
         worker.once('error', reject);
         worker.once('exit', (code) => reject(new Error(`the ${name} thread exited with code ${code} while starting`)));
       });
       await started;
+      if (channel) shareStore?.(new RemoteStore(channel.port1, PROJECTION_TABLES));
       // A failure after the start is what an uncaught exception is on one thread: the end of the process.
       worker.on('error', (err) => {
         logger.fatal({ err }, `the ${name} thread failed`);

@@ -10,7 +10,7 @@ import {
 } from './migrations.ts';
 import type { AnalyticalStore, AppliedMigration, MigrationResult, QueryOptions, ResultValue, Row } from './port.ts';
 import { quoteIdentifier, sql, type Sql } from './sql-literal.ts';
-import { naturalKey, tableOf, validateRows, type Column, type RowOf, type TableDef, type TableRegistry } from './table.ts';
+import { naturalKey, tableOf, validateRows, type Column, type LogicalType, type RowOf, type TableDef, type TableRegistry } from './table.ts';
 
 export interface DuckDbStoreOptions<T extends TableRegistry> {
   /** The database file, `<dataDir>/store.duckdb` in the embedded mode, or ':memory:'. */
@@ -134,9 +134,12 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   }
 
   async query<R extends Row = Row>(statement: Sql, options?: QueryOptions): Promise<R[]> {
-    const text = statement.render('duckdb');
+    return this.queryText(statement.render('duckdb'), { ...Object.fromEntries(statement.resultTypes), ...options?.types });
+  }
+
+  /** A statement rendered already (by a RemoteStore of another thread); `types` as QueryOptions'. */
+  async queryText<R extends Row = Row>(text: string, types: Readonly<Record<string, LogicalType>>): Promise<R[]> {
     this.assertOpen();
-    const types = { ...Object.fromEntries(statement.resultTypes), ...options?.types };
     return this.withReader(async (conn) => {
       return (await readRows(conn, text)).map((raw) => {
         const row: Row = {};

@@ -1,7 +1,11 @@
+import { MessageChannel } from 'node:worker_threads';
 import { pino } from 'pino';
 import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
+import { serveStore } from '../../infra/store/remote/store-host.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
-import { PROJECTION_TABLES } from '../../projections/tables.ts';
+import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
 import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
@@ -18,7 +22,40 @@ async function openDuckDb() {
   return { store, cleanup: () => store.close() };
 }
 
-describeQuantReadModelContract('duckdb', openDuckDb);
-describeReadModelsSocialContract('duckdb', openDuckDb);
-describeAsOfReadModelContract('duckdb', openDuckDb);
-describeResearchRunsContract('duckdb', openDuckDb);
+/**
+ * The same store as `tqa start` gives the API: written where the projections run, read
+ * through a RemoteStore, every statement and result crossing a message port.
+ */
+async function openDuckDbReadThroughPort() {
+  const { store, cleanup } = await openDuckDb();
+  const { port1, port2 } = new MessageChannel();
+  serveStore(store, port2);
+  const remote = new RemoteStore(port1, PROJECTION_TABLES);
+  const split: AnalyticalStore<ProjectionTables> = {
+    tables: PROJECTION_TABLES,
+    migrate: () => store.migrate(),
+    upsert: (table, rows) => store.upsert(table, rows),
+    query: (statement, options) => remote.query(statement, options),
+    appliedMigrations: () => remote.appliedMigrations(),
+    ping: () => remote.ping(),
+    close: () => remote.close(),
+  };
+  return {
+    store: split,
+    cleanup: async () => {
+      await remote.close();
+      port2.close();
+      await cleanup();
+    },
+  };
+}
+
+for (const [name, open] of [
+  ['duckdb', openDuckDb],
+  ['duckdb read through a port', openDuckDbReadThroughPort],
+] as const) {
+  describeQuantReadModelContract(name, open);
+  describeReadModelsSocialContract(name, open);
+  describeAsOfReadModelContract(name, open);
+  describeResearchRunsContract(name, open);
+}
