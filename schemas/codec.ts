@@ -20,6 +20,11 @@ export class Codec {
   private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
   private readonly encoded = new WeakMap<object, { id: number; bytes: Buffer }>();
   private readonly resolvers = new Map<string, Promise<{ reader: avro.Type; resolve: unknown }>>();
+  /**
+   * Where values are written before their bytes are copied out, grown as needed. avsc's
+   * toBuffer writes into a shared 1 KiB buffer and writes a larger value a second time.
+   */
+  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
   constructor(private readonly registry: SchemaRegistryClient) {}
 
@@ -37,14 +42,26 @@ export class Codec {
    * and latest topics) is encoded once.
    */
   async encode(topic: string, value: unknown): Promise<Buffer> {
-    const writer = this.writers.get(topic) ?? (await this.registerTopic(topic));
+    if (!this.writers.has(topic)) await this.registerTopic(topic);
+    return this.encodeSync(topic, value);
+  }
+
+  /** encode() for a topic whose schema is registered already (registerTopics). */
+  encodeSync(topic: string, value: unknown): Buffer {
+    const writer = this.writers.get(topic);
+    if (!writer) throw new Error(`the schema of ${topic} is not registered`);
     const remembered = typeof value === 'object' && value !== null ? this.encoded.get(value) : undefined;
     if (remembered?.id === writer.id) return remembered.bytes;
-    const body = writer.type.toBuffer(value);
-    const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+    let end = writer.type.encode(value, this.scratch, HEADER_BYTES);
+    while (end < 0) {
+      // A negative end is the number of bytes missing.
+      this.scratch = Buffer.allocUnsafeSlow(Math.max(2 * this.scratch.length, this.scratch.length - end));
+      end = writer.type.encode(value, this.scratch, HEADER_BYTES);
+    }
+    const out = Buffer.allocUnsafe(end);
     out.writeUInt8(MAGIC_BYTE, 0);
     out.writeUInt32BE(writer.id, 1);
-    body.copy(out, HEADER_BYTES);
+    this.scratch.copy(out, HEADER_BYTES, HEADER_BYTES, end);
     if (typeof value === 'object' && value !== null) this.encoded.set(value, { id: writer.id, bytes: out });
     return out;
   }
