@@ -1,6 +1,6 @@
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import type { TopicSpec } from '../port.ts';
-import { encodeRecord, scanRecords } from './record-format.ts';
+import { encodeRecords, scanRecords, type StoredRecord } from './record-format.ts';
 import { listSegments, segmentPath, syncDirectory } from './segments.ts';
 
 /**
@@ -42,11 +42,11 @@ async function compact(dir: string, segments: number[]): Promise<void> {
   }
   for (const base of segments.slice(0, -1)) {
     const path = segmentPath(dir, base);
-    const kept: Buffer[] = [];
+    const kept: StoredRecord[] = [];
     let dropped = 0;
     scanRecords(await readWhole(path), (record) => {
       if (record.key === null || latestByKey.get(record.key) === record.offset) {
-        kept.push(encodeRecord(record, record.offset));
+        kept.push(record);
       } else {
         dropped++;
       }
@@ -55,7 +55,7 @@ async function compact(dir: string, segments: number[]): Promise<void> {
     const tmp = `${path}.compacting`;
     const file = await open(tmp, 'w');
     try {
-      await file.writeFile(Buffer.concat(kept));
+      await file.writeFile(encodeRecords(kept, kept.map((r) => r.offset)));
       await file.datasync();
     } finally {
       await file.close();

@@ -34,45 +34,67 @@ export interface EncodableRecord {
   headers?: Headers;
 }
 
-export function encodeRecord(record: EncodableRecord, offset: number): Buffer {
-  const key = record.key === null ? null : Buffer.from(record.key, 'utf8');
-  const headers = Object.entries(record.headers ?? {}).map(
-    ([name, value]) => [Buffer.from(name, 'utf8'), Buffer.from(value, 'utf8')] as const,
-  );
-  let bodyLength = MIN_BODY_BYTES + (key?.length ?? 0) + (record.value?.length ?? 0);
-  for (const [name, value] of headers) bodyLength += 2 + name.length + 4 + value.length;
-  const out = Buffer.allocUnsafe(FRAME_BYTES + bodyLength);
-  let at = FRAME_BYTES;
+/**
+ * Encodes records as consecutive frames in one buffer (one allocation, no concatenation);
+ * record i gets offset `offsets[i]`.
+ */
+export function encodeRecords(records: readonly EncodableRecord[], offsets: readonly number[]): Buffer {
+  let total = 0;
+  for (const record of records) total += FRAME_BYTES + bodyLengthOf(record);
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  records.forEach((record, i) => {
+    at = encodeInto(out, at, record, offsets[i]);
+  });
+  return out;
+}
+
+function bodyLengthOf(record: EncodableRecord): number {
+  let length = MIN_BODY_BYTES + (record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8')) + (record.value?.length ?? 0);
+  if (record.headers) {
+    for (const name in record.headers) length += 2 + Buffer.byteLength(name, 'utf8') + 4 + Buffer.byteLength(record.headers[name], 'utf8');
+  }
+  return length;
+}
+
+/** Writes one frame at `start`; returns where the next one starts. */
+function encodeInto(out: Buffer, start: number, record: EncodableRecord, offset: number): number {
+  let at = start + FRAME_BYTES;
   out.writeUInt32LE(offset % TWO_32, at);
   out.writeUInt32LE(Math.floor(offset / TWO_32), at + 4);
   out.writeUInt32LE(record.timestamp % TWO_32, at + 8);
   out.writeUInt32LE(Math.floor(record.timestamp / TWO_32), at + 12);
   at += 16;
-  at = writeBytes(out, at, key);
-  at = writeBytes(out, at, record.value);
+  if (record.key === null) {
+    out.writeInt32LE(-1, at);
+    at += 4;
+  } else {
+    const length = out.write(record.key, at + 4, 'utf8');
+    out.writeInt32LE(length, at);
+    at += 4 + length;
+  }
+  if (record.value === null) {
+    out.writeInt32LE(-1, at);
+    at += 4;
+  } else {
+    out.writeInt32LE(record.value.length, at);
+    record.value.copy(out, at + 4);
+    at += 4 + record.value.length;
+  }
+  const headers = Object.entries(record.headers ?? {});
   out.writeUInt16LE(headers.length, at);
   at += 2;
   for (const [name, value] of headers) {
-    out.writeUInt16LE(name.length, at);
-    name.copy(out, at + 2);
-    at += 2 + name.length;
-    out.writeUInt32LE(value.length, at);
-    value.copy(out, at + 4);
-    at += 4 + value.length;
+    const nameLength = out.write(name, at + 2, 'utf8');
+    out.writeUInt16LE(nameLength, at);
+    at += 2 + nameLength;
+    const valueLength = out.write(value, at + 4, 'utf8');
+    out.writeUInt32LE(valueLength, at);
+    at += 4 + valueLength;
   }
-  out.writeUInt32LE(bodyLength, 0);
-  out.writeUInt32LE(crc32(out.subarray(FRAME_BYTES)), 4);
-  return out;
-}
-
-function writeBytes(out: Buffer, at: number, bytes: Buffer | null): number {
-  if (bytes === null) {
-    out.writeInt32LE(-1, at);
-    return at + 4;
-  }
-  out.writeInt32LE(bytes.length, at);
-  bytes.copy(out, at + 4);
-  return at + 4 + bytes.length;
+  out.writeUInt32LE(at - start - FRAME_BYTES, start);
+  out.writeUInt32LE(crc32(out.subarray(start + FRAME_BYTES, at)), start + 4);
+  return at;
 }
 
 /** Why a scan stopped: at the exact end of the data, in a record cut short, or at a bad record. */
