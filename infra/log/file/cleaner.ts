@@ -36,21 +36,31 @@ export async function cleanPartition(dir: string, spec: TopicSpec, now: number):
 async function compact(dir: string, segments: number[]): Promise<void> {
   const latestByKey = new Map<string, number>();
   for (const base of segments) {
-    scanRecords(await readWhole(segmentPath(dir, base)), (record) => {
-      if (record.key !== null) latestByKey.set(record.key, record.offset);
-    });
+    // Values are views of the segment read whole (no copy per record): a compacted topic's
+    // active segment can hold tens of thousands of large values.
+    scanRecords(
+      await readWhole(segmentPath(dir, base)),
+      (record) => {
+        if (record.key !== null) latestByKey.set(record.key, record.offset);
+      },
+      false,
+    );
   }
   for (const base of segments.slice(0, -1)) {
     const path = segmentPath(dir, base);
     const kept: StoredRecord[] = [];
     let dropped = 0;
-    scanRecords(await readWhole(path), (record) => {
-      if (record.key === null || latestByKey.get(record.key) === record.offset) {
-        kept.push(record);
-      } else {
-        dropped++;
-      }
-    });
+    scanRecords(
+      await readWhole(path),
+      (record) => {
+        if (record.key === null || latestByKey.get(record.key) === record.offset) {
+          kept.push(record);
+        } else {
+          dropped++;
+        }
+      },
+      false,
+    );
     if (dropped === 0) continue;
     const tmp = `${path}.compacting`;
     const file = await open(tmp, 'w');

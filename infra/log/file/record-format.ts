@@ -109,11 +109,13 @@ export interface ScanResult {
 /**
  * Parses consecutive records from `buf`, calling `onRecord` for each valid one with its
  * byte position relative to the buffer. Returning false from `onRecord` stops the scan
- * after that record.
+ * after that record. Values are copies unless `copyValues` is false: then they are views
+ * of `buf`, for a caller that is done with them before `buf` is reused.
  */
 export function scanRecords(
   buf: Buffer,
   onRecord: (record: StoredRecord, position: number, size: number) => boolean | void,
+  copyValues = true,
 ): ScanResult {
   let at = 0;
   while (at < buf.length) {
@@ -124,7 +126,7 @@ export function scanRecords(
     if (end > buf.length) return { validBytes: at, stop: 'incomplete' };
     const body = buf.subarray(at + FRAME_BYTES, end);
     if (crc32(body) !== buf.readUInt32LE(at + 4)) return { validBytes: at, stop: 'corrupt' };
-    const record = decodeBody(body);
+    const record = decodeBody(body, copyValues);
     if (!record) return { validBytes: at, stop: 'corrupt' };
     const keepGoing = onRecord(record, at, end - at);
     at = end;
@@ -133,7 +135,7 @@ export function scanRecords(
   return { validBytes: at, stop: 'end' };
 }
 
-function decodeBody(body: Buffer): StoredRecord | undefined {
+function decodeBody(body: Buffer, copyValue: boolean): StoredRecord | undefined {
   const offset = body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;
   const timestamp = body.readUInt32LE(8) + body.readUInt32LE(12) * TWO_32;
   let at = 16;
@@ -145,8 +147,8 @@ function decodeBody(body: Buffer): StoredRecord | undefined {
   const valueLength = body.readInt32LE(at);
   at += 4;
   if (at + Math.max(valueLength, 0) + 2 > body.length) return undefined;
-  // Copy: callers keep values while the read buffer is reused.
-  const value = valueLength < 0 ? null : Buffer.from(body.subarray(at, at + valueLength));
+  const view = valueLength < 0 ? null : body.subarray(at, at + valueLength);
+  const value = view && copyValue ? Buffer.from(view) : view;
   at += Math.max(valueLength, 0);
   const headerCount = body.readUInt16LE(at);
   at += 2;

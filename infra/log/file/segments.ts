@@ -69,9 +69,13 @@ export class PartitionWriter {
     const tail = Buffer.allocUnsafe(size - this.size);
     await file.read(tail, 0, tail.length, this.size);
     let lastOffset = -1;
-    const scan = scanRecords(tail, (record) => {
-      lastOffset = record.offset;
-    });
+    const scan = scanRecords(
+      tail,
+      (record) => {
+        lastOffset = record.offset;
+      },
+      false,
+    );
     if (lastOffset >= 0) this.nextOffset = lastOffset + 1;
     this.size += scan.validBytes;
     if (scan.stop !== 'end') {
