@@ -18,7 +18,8 @@ export class DecodeError extends Error {}
 export class Codec {
   private readonly writers = new Map<string, { id: number; type: avro.Type }>();
   private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
-  private readonly encoded = new WeakMap<object, { id: number; bytes: Buffer }>();
+  /** The last value encoded, its schema id and bytes (see encode()). */
+  private last: { value: unknown; id: number; bytes: Buffer } = { value: undefined, id: -1, bytes: Buffer.alloc(0) };
   private readonly resolvers = new Map<string, Promise<{ reader: avro.Type; resolve: unknown }>>();
   /**
    * Where values are written before their bytes are copied out, grown as needed. avsc's
@@ -37,9 +38,10 @@ export class Codec {
   }
 
   /**
-   * Encodes a value for `topic`. Values are taken as immutable: the bytes of an object are
-   * remembered, so one record sent to two topics of the same schema (a snapshot's history
-   * and latest topics) is encoded once.
+   * Encodes a value for `topic`. Values are taken as immutable: the bytes of the last value
+   * are remembered, so one record sent to two topics of the same schema one after the other
+   * (a snapshot's history and latest topics) is encoded once. (Remembering every value in a
+   * WeakMap cost the collector more than the encoding it saved.)
    */
   async encode(topic: string, value: unknown): Promise<Buffer> {
     if (!this.writers.has(topic)) await this.registerTopic(topic);
@@ -50,8 +52,7 @@ export class Codec {
   encodeSync(topic: string, value: unknown): Buffer {
     const writer = this.writers.get(topic);
     if (!writer) throw new Error(`the schema of ${topic} is not registered`);
-    const remembered = typeof value === 'object' && value !== null ? this.encoded.get(value) : undefined;
-    if (remembered?.id === writer.id) return remembered.bytes;
+    if (value === this.last.value && writer.id === this.last.id && typeof value === 'object' && value !== null) return this.last.bytes;
     let end = writer.type.encode(value, this.scratch, HEADER_BYTES);
     while (end < 0) {
       // A negative end is the number of bytes missing.
@@ -62,7 +63,7 @@ export class Codec {
     out.writeUInt8(MAGIC_BYTE, 0);
     out.writeUInt32BE(writer.id, 1);
     this.scratch.copy(out, HEADER_BYTES, HEADER_BYTES, end);
-    if (typeof value === 'object' && value !== null) this.encoded.set(value, { id: writer.id, bytes: out });
+    this.last = { value, id: writer.id, bytes: out };
     return out;
   }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
+import type { EventLog, LogConsumer, LogRecord, OutgoingRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -382,22 +382,17 @@ export class ProcessorRuntime<State> {
   private async produce(outputs: OutputRecord[]): Promise<void> {
     this.unsent += outputs.length;
     try {
-      const byTopic = new Map<string, OutputRecord[]>();
-      for (const output of outputs) {
-        const list = byTopic.get(output.topic);
-        if (list) list.push(output);
-        else byTopic.set(output.topic, [output]);
-      }
       const { codec, log } = this.options;
-      await codec.registerTopics([...byTopic.keys()]);
-      await Promise.all(
-        [...byTopic].map(([topic, list]) =>
-          log.append(
-            topic,
-            list.map((o) => ({ key: o.key, value: codec.encodeSync(topic, o.value), timestamp: o.timestamp })),
-          ),
-        ),
-      );
+      await codec.registerTopics([...new Set(outputs.map((o) => o.topic))]);
+      // Encoded in emission order, so a value emitted to two topics in a row is encoded once.
+      const byTopic = new Map<string, OutgoingRecord[]>();
+      for (const o of outputs) {
+        const record = { key: o.key, value: codec.encodeSync(o.topic, o.value), timestamp: o.timestamp };
+        const list = byTopic.get(o.topic);
+        if (list) list.push(record);
+        else byTopic.set(o.topic, [record]);
+      }
+      await Promise.all([...byTopic].map(([topic, records]) => log.append(topic, records)));
       this.stats.produced += outputs.length;
     } finally {
       this.unsent -= outputs.length;
