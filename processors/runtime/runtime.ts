@@ -350,17 +350,10 @@ export class ProcessorRuntime<State> {
   }
 
   private context(task: Task<State>, eventTime: number, outputs: OutputRecord[], record?: LogRecord): ProcessorContext {
-    return {
-      eventTime,
-      watermark: task.watermark,
-      id: deterministicId,
-      emit: (output) => outputs.push(output),
-      reject: (reason) => {
-        if (!record) throw new Error('reject() is only for the record being processed');
-        outputs.push(this.deadLetter(record, reason));
-      },
-    };
+    return new RecordContext(eventTime, task.watermark, outputs, record, this.toDeadLetter);
   }
+
+  private readonly toDeadLetter = (record: LogRecord, reason: string): OutputRecord => this.deadLetter(record, reason);
 
   private deadLetter(record: LogRecord, reason: string): OutputRecord {
     this.stats.deadLettered++;
@@ -454,6 +447,33 @@ export class ProcessorRuntime<State> {
       for (const partition of partitions) sources.push({ id: sourceId(topic, partition), topic, partition });
     }
     return sources;
+  }
+}
+
+/**
+ * The context of one record or watermark. A class rather than a literal with arrow
+ * functions: a context is made per record, and its methods then cost no closures.
+ */
+class RecordContext implements ProcessorContext {
+  constructor(
+    readonly eventTime: number,
+    readonly watermark: number,
+    private readonly outputs: OutputRecord[],
+    private readonly record: LogRecord | undefined,
+    private readonly deadLetter: (record: LogRecord, reason: string) => OutputRecord,
+  ) {}
+
+  id(prefix: string, ...parts: (string | number)[]): string {
+    return deterministicId(prefix, ...parts);
+  }
+
+  emit(output: OutputRecord): void {
+    this.outputs.push(output);
+  }
+
+  reject(reason: string): void {
+    if (!this.record) throw new Error('reject() is only for the record being processed');
+    this.outputs.push(this.deadLetter(this.record, reason));
   }
 }
 
