@@ -18,8 +18,14 @@ export class DecodeError extends Error {}
 export class Codec {
   private readonly writers = new Map<string, { id: number; type: avro.Type }>();
   private readonly readerTypes = new Map<RecordTypeName, avro.Type>();
-  private readonly encoded = new WeakMap<object, { id: number; bytes: Buffer }>();
+  /** The last value encoded, its schema id and bytes (see encode()). */
+  private last: { value: unknown; id: number; bytes: Buffer } = { value: undefined, id: -1, bytes: Buffer.alloc(0) };
   private readonly resolvers = new Map<string, Promise<{ reader: avro.Type; resolve: unknown }>>();
+  /**
+   * Where values are written before their bytes are copied out, grown as needed. avsc's
+   * toBuffer writes into a shared 1 KiB buffer and writes a larger value a second time.
+   */
+  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
   constructor(private readonly registry: SchemaRegistryClient) {}
 
@@ -32,20 +38,32 @@ export class Codec {
   }
 
   /**
-   * Encodes a value for `topic`. Values are taken as immutable: the bytes of an object are
-   * remembered, so one record sent to two topics of the same schema (a snapshot's history
-   * and latest topics) is encoded once.
+   * Encodes a value for `topic`. Values are taken as immutable: the bytes of the last value
+   * are remembered, so one record sent to two topics of the same schema one after the other
+   * (a snapshot's history and latest topics) is encoded once. (Remembering every value in a
+   * WeakMap cost the collector more than the encoding it saved.)
    */
   async encode(topic: string, value: unknown): Promise<Buffer> {
-    const writer = this.writers.get(topic) ?? (await this.registerTopic(topic));
-    const remembered = typeof value === 'object' && value !== null ? this.encoded.get(value) : undefined;
-    if (remembered?.id === writer.id) return remembered.bytes;
-    const body = writer.type.toBuffer(value);
-    const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+    if (!this.writers.has(topic)) await this.registerTopic(topic);
+    return this.encodeSync(topic, value);
+  }
+
+  /** encode() for a topic whose schema is registered already (registerTopics). */
+  encodeSync(topic: string, value: unknown): Buffer {
+    const writer = this.writers.get(topic);
+    if (!writer) throw new Error(`the schema of ${topic} is not registered`);
+    if (value === this.last.value && writer.id === this.last.id && typeof value === 'object' && value !== null) return this.last.bytes;
+    let end = writer.type.encode(value, this.scratch, HEADER_BYTES);
+    while (end < 0) {
+      // A negative end is the number of bytes missing.
+      this.scratch = Buffer.allocUnsafeSlow(Math.max(2 * this.scratch.length, this.scratch.length - end));
+      end = writer.type.encode(value, this.scratch, HEADER_BYTES);
+    }
+    const out = Buffer.allocUnsafe(end);
     out.writeUInt8(MAGIC_BYTE, 0);
     out.writeUInt32BE(writer.id, 1);
-    body.copy(out, HEADER_BYTES);
-    if (typeof value === 'object' && value !== null) this.encoded.set(value, { id: writer.id, bytes: out });
+    this.scratch.copy(out, HEADER_BYTES, HEADER_BYTES, end);
+    this.last = { value, id: writer.id, bytes: out };
     return out;
   }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
+import type { EventLog, LogConsumer, LogRecord, OutgoingRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -101,6 +101,10 @@ export class ProcessorRuntime<State> {
   private stopping = false;
   /** Commits of checkpointed positions, one after the other, in checkpoint order. */
   private commits: Promise<void> = Promise.resolve();
+  /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
+  private readonly producing = new Map<number, Promise<void>>();
+  /** Outputs handed to the log and not yet durable, in produce() calls. */
+  private unsent = 0;
   /** Counters for metrics and benchmarks. */
   readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
 
@@ -153,6 +157,10 @@ export class ProcessorRuntime<State> {
   private forget(taskId: number, err: unknown): void {
     this.logger.error({ err, task: taskId }, 'task failed; resuming from its checkpoint');
     this.tasks.delete(taskId);
+    // The outputs in flight belong to the dropped state: the task's next ones wait for them
+    // (appends stay in order) but not for their success, which the replay redoes.
+    const inFlight = this.producing.get(taskId);
+    if (inFlight) this.producing.set(taskId, inFlight.catch(() => undefined));
     void this.serial(() => this.rewind(taskId)).catch((rewindErr: unknown) => {
       // Stopping, or the checkpoint is unreadable: the next batch for the task tries again.
       this.logger.warn({ err: rewindErr, task: taskId }, 'rewinding the task to its checkpoint failed');
@@ -180,15 +188,19 @@ export class ProcessorRuntime<State> {
     clearInterval(this.idleTimer);
     this.stopping = true;
     await this.serial(async () => {
-      for (const task of this.tasks.values()) await this.checkpoint(task);
+      for (const task of this.tasks.values()) {
+        // Outputs that failed to reach the log leave the previous checkpoint in place.
+        await this.checkpoint(task).catch((err: unknown) => this.logger.error({ err, task: task.id }, 'checkpoint on stop failed'));
+      }
     });
     await this.commits;
     await this.consumer?.stop();
     await this.running?.catch(() => undefined);
   }
 
-  /** True when every input partition has been processed up to its current end. */
+  /** True when every input partition has been processed up to its current end and its outputs are in the log. */
   async caughtUp(): Promise<boolean> {
+    if (this.unsent > 0) return false;
     for (const topic of this.processor.inputs) {
       const ends = await this.options.log.endOffsets(topic);
       for (const { partition, offset } of ends) {
@@ -241,12 +253,25 @@ export class ProcessorRuntime<State> {
     for (let next = await this.nextRecord(task); next; next = await this.nextRecord(task)) {
       await this.handle(task, next, outputs);
       if (outputs.length >= OUTPUT_CHUNK) {
-        await this.produce(outputs.splice(0));
+        await this.send(task, outputs.splice(0));
         await this.checkpointIfDue(task);
       }
     }
-    if (outputs.length > 0) await this.produce(outputs);
+    if (outputs.length > 0) await this.send(task, outputs);
     await this.checkpointIfDue(task);
+  }
+
+  /**
+   * Hands outputs to the log once the task's previous ones are durable, and returns without
+   * waiting for these: the task goes on processing while the log writes and syncs them. One
+   * append per task in flight keeps its outputs in order on every adapter; a checkpoint waits
+   * for them (checkpoint()), and a failure surfaces at the task's next send or checkpoint.
+   */
+  private async send(task: Task<State>, outputs: OutputRecord[]): Promise<void> {
+    await this.producing.get(task.id);
+    const produced = this.produce(outputs);
+    produced.catch(() => undefined); // handled where the task next waits for it
+    this.producing.set(task.id, produced);
   }
 
   private async checkpointIfDue(task: Task<State>): Promise<void> {
@@ -325,17 +350,10 @@ export class ProcessorRuntime<State> {
   }
 
   private context(task: Task<State>, eventTime: number, outputs: OutputRecord[], record?: LogRecord): ProcessorContext {
-    return {
-      eventTime,
-      watermark: task.watermark,
-      id: deterministicId,
-      emit: (output) => outputs.push(output),
-      reject: (reason) => {
-        if (!record) throw new Error('reject() is only for the record being processed');
-        outputs.push(this.deadLetter(record, reason));
-      },
-    };
+    return new RecordContext(eventTime, task.watermark, outputs, record, this.toDeadLetter);
   }
+
+  private readonly toDeadLetter = (record: LogRecord, reason: string): OutputRecord => this.deadLetter(record, reason);
 
   private deadLetter(record: LogRecord, reason: string): OutputRecord {
     this.stats.deadLettered++;
@@ -355,26 +373,28 @@ export class ProcessorRuntime<State> {
   }
 
   private async produce(outputs: OutputRecord[]): Promise<void> {
-    const byTopic = new Map<string, OutputRecord[]>();
-    for (const output of outputs) {
-      const list = byTopic.get(output.topic) ?? [];
-      list.push(output);
-      byTopic.set(output.topic, list);
+    this.unsent += outputs.length;
+    try {
+      const { codec, log } = this.options;
+      await codec.registerTopics([...new Set(outputs.map((o) => o.topic))]);
+      // Encoded in emission order, so a value emitted to two topics in a row is encoded once.
+      const byTopic = new Map<string, OutgoingRecord[]>();
+      for (const o of outputs) {
+        const record = { key: o.key, value: codec.encodeSync(o.topic, o.value), timestamp: o.timestamp };
+        const list = byTopic.get(o.topic);
+        if (list) list.push(record);
+        else byTopic.set(o.topic, [record]);
+      }
+      await Promise.all([...byTopic].map(([topic, records]) => log.append(topic, records)));
+      this.stats.produced += outputs.length;
+    } finally {
+      this.unsent -= outputs.length;
     }
-    const { codec, log } = this.options;
-    await Promise.all(
-      [...byTopic].map(async ([topic, list]) => {
-        const records = await Promise.all(
-          list.map(async (o) => ({ key: o.key, value: await codec.encode(topic, o.value), timestamp: o.timestamp })),
-        );
-        await log.append(topic, records);
-      }),
-    );
-    this.stats.produced += outputs.length;
   }
 
   /** Saves the task's state with the positions it covers, then commits those positions to the group. */
   private async checkpoint(task: Task<State>): Promise<void> {
+    await this.producing.get(task.id);
     if (task.dirty) {
       await this.options.checkpoints.save(this.processor.name, task.id, {
         stateVersion: this.processor.stateVersion,
@@ -427,6 +447,33 @@ export class ProcessorRuntime<State> {
       for (const partition of partitions) sources.push({ id: sourceId(topic, partition), topic, partition });
     }
     return sources;
+  }
+}
+
+/**
+ * The context of one record or watermark. A class rather than a literal with arrow
+ * functions: a context is made per record, and its methods then cost no closures.
+ */
+class RecordContext implements ProcessorContext {
+  constructor(
+    readonly eventTime: number,
+    readonly watermark: number,
+    private readonly outputs: OutputRecord[],
+    private readonly record: LogRecord | undefined,
+    private readonly deadLetter: (record: LogRecord, reason: string) => OutputRecord,
+  ) {}
+
+  id(prefix: string, ...parts: (string | number)[]): string {
+    return deterministicId(prefix, ...parts);
+  }
+
+  emit(output: OutputRecord): void {
+    this.outputs.push(output);
+  }
+
+  reject(reason: string): void {
+    if (!this.record) throw new Error('reject() is only for the record being processed');
+    this.outputs.push(this.deadLetter(this.record, reason));
   }
 }
 

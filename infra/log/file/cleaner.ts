@@ -1,6 +1,6 @@
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import type { TopicSpec } from '../port.ts';
-import { encodeRecord, scanRecords } from './record-format.ts';
+import { encodeRecords, scanRecords, type StoredRecord } from './record-format.ts';
 import { listSegments, segmentPath, syncDirectory } from './segments.ts';
 
 /**
@@ -36,26 +36,36 @@ export async function cleanPartition(dir: string, spec: TopicSpec, now: number):
 async function compact(dir: string, segments: number[]): Promise<void> {
   const latestByKey = new Map<string, number>();
   for (const base of segments) {
-    scanRecords(await readWhole(segmentPath(dir, base)), (record) => {
-      if (record.key !== null) latestByKey.set(record.key, record.offset);
-    });
+    // Values are views of the segment read whole (no copy per record): a compacted topic's
+    // active segment can hold tens of thousands of large values.
+    scanRecords(
+      await readWhole(segmentPath(dir, base)),
+      (record) => {
+        if (record.key !== null) latestByKey.set(record.key, record.offset);
+      },
+      false,
+    );
   }
   for (const base of segments.slice(0, -1)) {
     const path = segmentPath(dir, base);
-    const kept: Buffer[] = [];
+    const kept: StoredRecord[] = [];
     let dropped = 0;
-    scanRecords(await readWhole(path), (record) => {
-      if (record.key === null || latestByKey.get(record.key) === record.offset) {
-        kept.push(encodeRecord(record, record.offset));
-      } else {
-        dropped++;
-      }
-    });
+    scanRecords(
+      await readWhole(path),
+      (record) => {
+        if (record.key === null || latestByKey.get(record.key) === record.offset) {
+          kept.push(record);
+        } else {
+          dropped++;
+        }
+      },
+      false,
+    );
     if (dropped === 0) continue;
     const tmp = `${path}.compacting`;
     const file = await open(tmp, 'w');
     try {
-      await file.writeFile(Buffer.concat(kept));
+      await file.writeFile(encodeRecords(kept, kept.map((r) => r.offset)));
       await file.datasync();
     } finally {
       await file.close();

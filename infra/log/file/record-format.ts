@@ -34,45 +34,67 @@ export interface EncodableRecord {
   headers?: Headers;
 }
 
-export function encodeRecord(record: EncodableRecord, offset: number): Buffer {
-  const key = record.key === null ? null : Buffer.from(record.key, 'utf8');
-  const headers = Object.entries(record.headers ?? {}).map(
-    ([name, value]) => [Buffer.from(name, 'utf8'), Buffer.from(value, 'utf8')] as const,
-  );
-  let bodyLength = MIN_BODY_BYTES + (key?.length ?? 0) + (record.value?.length ?? 0);
-  for (const [name, value] of headers) bodyLength += 2 + name.length + 4 + value.length;
-  const out = Buffer.allocUnsafe(FRAME_BYTES + bodyLength);
-  let at = FRAME_BYTES;
+/**
+ * Encodes records as consecutive frames in one buffer (one allocation, no concatenation);
+ * record i gets offset `offsets[i]`.
+ */
+export function encodeRecords(records: readonly EncodableRecord[], offsets: readonly number[]): Buffer {
+  let total = 0;
+  for (const record of records) total += FRAME_BYTES + bodyLengthOf(record);
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  records.forEach((record, i) => {
+    at = encodeInto(out, at, record, offsets[i]);
+  });
+  return out;
+}
+
+function bodyLengthOf(record: EncodableRecord): number {
+  let length = MIN_BODY_BYTES + (record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8')) + (record.value?.length ?? 0);
+  if (record.headers) {
+    for (const name in record.headers) length += 2 + Buffer.byteLength(name, 'utf8') + 4 + Buffer.byteLength(record.headers[name], 'utf8');
+  }
+  return length;
+}
+
+/** Writes one frame at `start`; returns where the next one starts. */
+function encodeInto(out: Buffer, start: number, record: EncodableRecord, offset: number): number {
+  let at = start + FRAME_BYTES;
   out.writeUInt32LE(offset % TWO_32, at);
   out.writeUInt32LE(Math.floor(offset / TWO_32), at + 4);
   out.writeUInt32LE(record.timestamp % TWO_32, at + 8);
   out.writeUInt32LE(Math.floor(record.timestamp / TWO_32), at + 12);
   at += 16;
-  at = writeBytes(out, at, key);
-  at = writeBytes(out, at, record.value);
+  if (record.key === null) {
+    out.writeInt32LE(-1, at);
+    at += 4;
+  } else {
+    const length = out.write(record.key, at + 4, 'utf8');
+    out.writeInt32LE(length, at);
+    at += 4 + length;
+  }
+  if (record.value === null) {
+    out.writeInt32LE(-1, at);
+    at += 4;
+  } else {
+    out.writeInt32LE(record.value.length, at);
+    record.value.copy(out, at + 4);
+    at += 4 + record.value.length;
+  }
+  const headers = Object.entries(record.headers ?? {});
   out.writeUInt16LE(headers.length, at);
   at += 2;
   for (const [name, value] of headers) {
-    out.writeUInt16LE(name.length, at);
-    name.copy(out, at + 2);
-    at += 2 + name.length;
-    out.writeUInt32LE(value.length, at);
-    value.copy(out, at + 4);
-    at += 4 + value.length;
+    const nameLength = out.write(name, at + 2, 'utf8');
+    out.writeUInt16LE(nameLength, at);
+    at += 2 + nameLength;
+    const valueLength = out.write(value, at + 4, 'utf8');
+    out.writeUInt32LE(valueLength, at);
+    at += 4 + valueLength;
   }
-  out.writeUInt32LE(bodyLength, 0);
-  out.writeUInt32LE(crc32(out.subarray(FRAME_BYTES)), 4);
-  return out;
-}
-
-function writeBytes(out: Buffer, at: number, bytes: Buffer | null): number {
-  if (bytes === null) {
-    out.writeInt32LE(-1, at);
-    return at + 4;
-  }
-  out.writeInt32LE(bytes.length, at);
-  bytes.copy(out, at + 4);
-  return at + 4 + bytes.length;
+  out.writeUInt32LE(at - start - FRAME_BYTES, start);
+  out.writeUInt32LE(crc32(out.subarray(start + FRAME_BYTES, at)), start + 4);
+  return at;
 }
 
 /** Why a scan stopped: at the exact end of the data, in a record cut short, or at a bad record. */
@@ -87,11 +109,13 @@ export interface ScanResult {
 /**
  * Parses consecutive records from `buf`, calling `onRecord` for each valid one with its
  * byte position relative to the buffer. Returning false from `onRecord` stops the scan
- * after that record.
+ * after that record. Values are copies unless `copyValues` is false: then they are views
+ * of `buf`, for a caller that is done with them before `buf` is reused.
  */
 export function scanRecords(
   buf: Buffer,
   onRecord: (record: StoredRecord, position: number, size: number) => boolean | void,
+  copyValues = true,
 ): ScanResult {
   let at = 0;
   while (at < buf.length) {
@@ -102,7 +126,7 @@ export function scanRecords(
     if (end > buf.length) return { validBytes: at, stop: 'incomplete' };
     const body = buf.subarray(at + FRAME_BYTES, end);
     if (crc32(body) !== buf.readUInt32LE(at + 4)) return { validBytes: at, stop: 'corrupt' };
-    const record = decodeBody(body);
+    const record = decodeBody(body, copyValues);
     if (!record) return { validBytes: at, stop: 'corrupt' };
     const keepGoing = onRecord(record, at, end - at);
     at = end;
@@ -111,7 +135,7 @@ export function scanRecords(
   return { validBytes: at, stop: 'end' };
 }
 
-function decodeBody(body: Buffer): StoredRecord | undefined {
+function decodeBody(body: Buffer, copyValue: boolean): StoredRecord | undefined {
   const offset = body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;
   const timestamp = body.readUInt32LE(8) + body.readUInt32LE(12) * TWO_32;
   let at = 16;
@@ -123,8 +147,8 @@ function decodeBody(body: Buffer): StoredRecord | undefined {
   const valueLength = body.readInt32LE(at);
   at += 4;
   if (at + Math.max(valueLength, 0) + 2 > body.length) return undefined;
-  // Copy: callers keep values while the read buffer is reused.
-  const value = valueLength < 0 ? null : Buffer.from(body.subarray(at, at + valueLength));
+  const view = valueLength < 0 ? null : body.subarray(at, at + valueLength);
+  const value = view && copyValue ? Buffer.from(view) : view;
   at += Math.max(valueLength, 0);
   const headerCount = body.readUInt16LE(at);
   at += 2;

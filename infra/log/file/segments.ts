@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecord, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
+import { encodeRecords, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
 
 /**
  * Segment files of one topic-partition: `<base offset, 20 digits>.seg`, appended to in
@@ -69,9 +69,13 @@ export class PartitionWriter {
     const tail = Buffer.allocUnsafe(size - this.size);
     await file.read(tail, 0, tail.length, this.size);
     let lastOffset = -1;
-    const scan = scanRecords(tail, (record) => {
-      lastOffset = record.offset;
-    });
+    const scan = scanRecords(
+      tail,
+      (record) => {
+        lastOffset = record.offset;
+      },
+      false,
+    );
     if (lastOffset >= 0) this.nextOffset = lastOffset + 1;
     this.size += scan.validBytes;
     if (scan.stop !== 'end') {
@@ -92,7 +96,7 @@ export class PartitionWriter {
       this.rolled = true;
     }
     const offsets = records.map((_, i) => this.nextOffset + i);
-    const frames = Buffer.concat(records.map((r, i) => encodeRecord(r, offsets[i])));
+    const frames = encodeRecords(records, offsets);
     await this.file!.write(frames, 0, frames.length, this.size);
     this.size += frames.length;
     this.nextOffset += records.length;

@@ -11,7 +11,7 @@ import {
   type ScoreValues,
 } from '../contracts.ts';
 import type { FeatureName } from '../features/definitions.ts';
-import { SCALES as S, SCORE_MODELS, SCORE_STEP, type ScoreModelDoc } from './models.ts';
+import { SCALES as S, SCORE_MODELS, SCORE_STEP, type ScoreDriverDoc, type ScoreModelDoc } from './models.ts';
 import type { SmartCohortLookup } from './smart-cohort.ts';
 
 /**
@@ -260,38 +260,62 @@ const LEVEL: Record<Confidence, number> = { HIGH: 0, MEDIUM: 1, LOW: 2 };
 const quantise = (x: number) => Math.round(x / SCORE_STEP) * SCORE_STEP + 0;
 
 function compose(doc: ScoreModelDoc, outcome: Outcome): ScoreDetail {
-  const base = { score: doc.score, modelVersion: doc.modelVersion };
-  if ('reason' in outcome) return { ...base, value: null, drivers: [], confidence: 'LOW', reason: outcome.reason };
-
-  const present = doc.drivers.filter((d) => d.name in outcome.strengths);
-  const missingPoints = doc.drivers.filter((d) => !(d.name in outcome.strengths)).reduce((s, d) => s + d.maxPoints, 0);
-  const presentPoints = present.reduce((s, d) => s + d.maxPoints, 0);
+  if ('reason' in outcome) {
+    return { score: doc.score, modelVersion: doc.modelVersion, value: null, drivers: [], confidence: 'LOW', reason: outcome.reason };
+  }
+  // Plain loops, no intermediate arrays: this runs seven times per snapshot. The sums keep
+  // the order of the drivers, so every float comes out as before.
+  const { strengths } = outcome;
+  const present: ScoreDriverDoc[] = [];
+  let presentPoints = 0;
+  let missingPoints = 0;
+  for (const d of doc.drivers) {
+    if (d.name in strengths) {
+      present.push(d);
+      presentPoints += d.maxPoints;
+    } else {
+      missingPoints += d.maxPoints;
+    }
+  }
   // Missing optional drivers' points are spread over the present ones in proportion.
   const spread = (presentPoints + missingPoints) / presentPoints;
-  const raw = present.map((d) => d.maxPoints * (FIXED_DRIVERS.has(d.name) ? 1 : spread) * outcome.strengths[d.name]);
-
-  const value = quantise(clamp(raw.reduce((s, x) => s + x, 0), 0, 100));
-  const contributions = raw.map(quantise);
+  const raw: number[] = new Array(present.length);
+  let rawSum = 0;
+  for (let i = 0; i < present.length; i++) {
+    const d = present[i];
+    raw[i] = d.maxPoints * (FIXED_DRIVERS.has(d.name) ? 1 : spread) * strengths[d.name];
+    rawSum += raw[i];
+  }
+  const value = quantise(clamp(rawSum, 0, 100));
+  const contributions: number[] = new Array(raw.length);
+  let contributed = 0;
   let largest = -1;
   for (let i = 0; i < raw.length; i++) {
+    contributions[i] = quantise(raw[i]);
+    contributed += contributions[i];
     if (FIXED_DRIVERS.has(present[i].name)) continue;
     if (largest < 0 || Math.abs(raw[i]) > Math.abs(raw[largest])) largest = i;
   }
   // Every term is a multiple of the step, so this remainder and the sums are exact.
-  contributions[largest] += value - contributions.reduce((s, c) => s + c, 0);
-  const drivers: ScoreDriver[] = present.map((d, i) => ({ name: d.name, contribution: contributions[i] + 0 }));
+  contributions[largest] += value - contributed;
+  const drivers: ScoreDriver[] = new Array(present.length);
+  for (let i = 0; i < present.length; i++) drivers[i] = { name: present[i].name, contribution: contributions[i] + 0 };
 
-  const notes = [...outcome.notes];
+  let notes = outcome.notes;
   if (outcome.missing.length > 0) {
     const total = presentPoints + missingPoints;
-    notes.push({
-      confidence: missingPoints * 2 >= total ? 'LOW' : 'MEDIUM',
-      reason: outcome.missing.map((m) => `${m.name} unavailable (${m.why})`).join('; '),
-    });
+    notes = [
+      ...notes,
+      { confidence: missingPoints * 2 >= total ? 'LOW' : 'MEDIUM', reason: outcome.missing.map((m) => `${m.name} unavailable (${m.why})`).join('; ') },
+    ];
   }
   let confidence: Confidence = 'HIGH';
-  for (const n of notes) if (LEVEL[n.confidence] > LEVEL[confidence]) confidence = n.confidence;
-  return { ...base, value, drivers, confidence, reason: notes.length === 0 ? null : notes.map((n) => n.reason).join('; ') };
+  let reason: string | null = null;
+  for (const n of notes) {
+    if (LEVEL[n.confidence] > LEVEL[confidence]) confidence = n.confidence;
+    reason = reason === null ? n.reason : `${reason}; ${n.reason}`;
+  }
+  return { score: doc.score, modelVersion: doc.modelVersion, value, drivers, confidence, reason };
 }
 
 /** The rule of models.ts DIVERGENCE_STATE_RULE. */

@@ -60,13 +60,15 @@ export function buildQuantSnapshot(
     symbol: feature.symbol,
     chain: feature.chain,
     narrative: feature.narrative,
-    scores: { ...scored.scores },
-    scoreDetails: scored.details.map((d) => ({ ...d, drivers: d.drivers.map((x) => ({ ...x })) })),
+    // Shared, not copied (a snapshot is built 100k times a simulated day): the scored and
+    // feature snapshots are never changed once built.
+    scores: scored.scores,
+    scoreDetails: scored.details,
     activeSignals: active.map((s) => ({ signalId: s.signalId, type: s.type, ruleVersion: s.ruleVersion, firedAt: s.firedAt, strength: s.strength })),
     market,
     activity,
     divergenceState: scored.divergenceState,
-    features: { ...feature.features },
+    features: feature.features,
     analogs: analogs === null ? null : { ...analogs },
     // The snapshot's own feature version, in case it was built by an older one.
     modelVersions: { ...MODEL_VERSIONS, features: feature.featureVersion },
