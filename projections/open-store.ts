@@ -35,6 +35,7 @@ export async function openStore(
       tables: PROJECTION_TABLES,
       migrationsDir: migrationsDir('duckdb'),
       logger: storeLogger,
+      memoryLimit: config.TQA_DUCKDB_MEMORY_LIMIT,
     });
   } else {
     const { ClickHouseStore } = await import('../infra/store/clickhouse-store.ts');

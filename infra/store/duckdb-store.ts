@@ -21,6 +21,8 @@ export interface DuckDbStoreOptions<T extends TableRegistry> {
   logger: Logger;
   /** Connections serving queries side by side; writes use one more of their own. */
   readConnections?: number;
+  /** DuckDB's memory_limit (`512MiB`); DuckDB's default is 80% of the machine's memory. */
+  memoryLimit?: string;
 }
 
 const PHYSICAL: Readonly<Record<Column['type'], string>> = {
@@ -58,7 +60,7 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   }
 
   static async open<T extends TableRegistry>(options: DuckDbStoreOptions<T>): Promise<DuckDbStore<T>> {
-    const instance = await DuckDBInstance.create(options.path);
+    const instance = await DuckDBInstance.create(options.path, options.memoryLimit ? { memory_limit: options.memoryLimit } : {});
     try {
       return new DuckDbStore(instance, await instance.connect(), options);
     } catch (err) {
