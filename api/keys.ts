@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { AnalyticalStore } from '../infra/store/port.ts';
-import { column, columns, sql, table } from '../infra/store/sql-literal.ts';
+import { column, columns, list, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
 import { apiKeys, teams, type ApiKeyRow, type TeamRow } from '../projections/tables/keys.ts';
 import { appendEvent, parseOrUsage } from '../cli/control-events.ts';
@@ -66,6 +66,8 @@ const Plan = z.enum(PLAN_NAMES);
 /** How long a found key is served from memory: the bound on how late a revoke takes effect. */
 export const KEY_CACHE_TTL_MS = 1_000;
 const KEY_CACHE_MAX = 10_000;
+/** Hashes per statement when the cached keys are read again. */
+const READ_CHUNK = 1_000;
 
 export interface KeyServiceOptions {
   store: AnalyticalStore<ProjectionTables>;
@@ -75,14 +77,18 @@ export interface KeyServiceOptions {
 
 /**
  * Looks keys up by hash in the api_keys projection. Found keys (revoked ones included) are
- * cached for `ttlMs`, so a revoke takes effect at most `ttlMs` after the projection applied
- * it. Unknown hashes are not cached, so a new key works as soon as its event is applied.
+ * kept in memory and all read again together once `ttlMs` has passed, so a revoke takes
+ * effect at most `ttlMs` after the projection applied it. Unknown hashes are not cached, so
+ * a new key works as soon as its event is applied.
  */
 export class KeyService {
   private readonly store: AnalyticalStore<ProjectionTables>;
   private readonly now: () => number;
   private readonly ttlMs: number;
-  private readonly cache = new Map<string, { key: ApiKey; expiresAt: number }>();
+  /** Keys found, by hash; all of them read again at most ttlMs apart (refresh()). */
+  private readonly cache = new Map<string, ApiKey>();
+  private checkedAt = -Infinity;
+  private refreshing: Promise<void> | undefined;
 
   constructor({ store, now = Date.now, ttlMs = KEY_CACHE_TTL_MS }: KeyServiceOptions) {
     this.store = store;
@@ -91,27 +97,64 @@ export class KeyService {
   }
 
   async findByHash(hash: string): Promise<ApiKey | null> {
-    const now = this.now();
+    if (this.now() - this.checkedAt >= this.ttlMs) await this.refresh();
     const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.key;
-    this.cache.delete(hash);
-    const rows = await this.store.query<ApiKeyRow>(
-      sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} = ${hash}`,
-    );
-    const row = rows[0];
-    if (row === undefined) return null;
-    const key = toApiKey(row);
-    if (row.team_id !== null) key.team = { id: row.team_id, name: await teamNameOf(this.store, row.team_id) };
+    if (cached) return cached;
+    const found = await this.read([hash]);
+    const key = found.get(hash);
+    if (key === undefined) return null;
     // Map order is insertion order: dropping the first entry drops the oldest.
     if (this.cache.size >= KEY_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(hash, { key, expiresAt: now + this.ttlMs });
+    this.cache.set(hash, key);
     return key;
+  }
+
+  /**
+   * Reads every cached key again, in one statement per thousand keys: a revocation or a plan
+   * change applies within ttlMs, and the store sees a few statements per ttlMs however many
+   * requests and keys there are (one statement per request once the keys outnumber what a
+   * per-key expiry keeps warm). Concurrent callers share one refresh.
+   */
+  private refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      const startedAt = this.now();
+      const hashes = [...this.cache.keys()];
+      const fresh = await this.read(hashes);
+      for (const hash of hashes) {
+        const key = fresh.get(hash);
+        if (key) this.cache.set(hash, key);
+        else this.cache.delete(hash);
+      }
+      this.checkedAt = startedAt;
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async read(hashes: readonly string[]): Promise<Map<string, ApiKey>> {
+    const found = new Map<string, ApiKey>();
+    for (let i = 0; i < hashes.length; i += READ_CHUNK) {
+      const rows = await this.store.query<ApiKeyRow>(
+        sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} IN ${list(hashes.slice(i, i + READ_CHUNK))}`,
+      );
+      const teamIds = [...new Set(rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])))];
+      const names = teamIds.length === 0 ? new Map<string, string>() : await teamNames(this.store, teamIds);
+      for (const row of rows) {
+        const key = toApiKey(row);
+        if (row.team_id !== null) key.team = { id: row.team_id, name: names.get(row.team_id) ?? null };
+        found.set(row.hash, key);
+      }
+    }
+    return found;
   }
 }
 
-async function teamNameOf(store: AnalyticalStore<ProjectionTables>, teamId: string): Promise<string | null> {
-  const rows = await store.query<Pick<TeamRow, 'name'>>(sql`SELECT ${column(teams, 'name')} FROM ${table(teams)} WHERE ${column(teams, 'team_id')} = ${teamId}`);
-  return rows[0]?.name ?? null;
+async function teamNames(store: AnalyticalStore<ProjectionTables>, teamIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await store.query<Pick<TeamRow, 'team_id' | 'name'>>(
+    sql`SELECT ${column(teams, 'team_id')}, ${column(teams, 'name')} FROM ${table(teams)} WHERE ${column(teams, 'team_id')} IN ${list(teamIds)}`,
+  );
+  return new Map(rows.map((r) => [r.team_id, r.name]));
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {
