@@ -158,6 +158,12 @@ function lateEvents24h(tf: TokenFeatures, b: number): number {
   return n;
 }
 
+// Module-level rather than a closure in buildSnapshot: a named local arrow is created (and named) per snapshot.
+function priceChange(m: MarketWindows, price: number | null, w: number): number | null {
+  const then = priceAtWindowStart(m, w);
+  return price === null || then === null || then <= 0 ? null : price / then - 1;
+}
+
 function buildSnapshot(
   tf: TokenFeatures,
   info: TokenInfo,
@@ -184,10 +190,6 @@ function buildSnapshot(
 
   const last = m.last;
   const price = last?.price ?? null;
-  const change = (w: number): number | null => {
-    const then = priceAtWindowStart(m, w);
-    return price === null || then === null || then <= 0 ? null : price / then - 1;
-  };
   // Running sums can drift a hair below zero after many subtractions.
   const volume1h = last ? Math.max(0, m.volume[M1H]) : null;
   const volume24h = last ? Math.max(0, m.volume[M24H]) : null;
@@ -208,9 +210,9 @@ function buildSnapshot(
     engagement_1h: s.engagement[S1H],
     engagement_24h: s.engagement[S24H],
     price_usd: price,
-    price_change_15m: change(M15M),
-    price_change_1h: change(M1H),
-    price_change_24h: change(M24H),
+    price_change_15m: priceChange(m, price, M15M),
+    price_change_1h: priceChange(m, price, M1H),
+    price_change_24h: priceChange(m, price, M24H),
     volume_1h: volume1h,
     volume_24h: volume24h,
     volume_acceleration: volume1h !== null && volume24h ? volume1h / (volume24h / 24) : null,
