@@ -79,6 +79,8 @@ export function createFeaturesState(): FeaturesState {
  * each event's time before applying the event; lookups are read as of now, which is as of b
  * because no event after b has been applied yet.
  */
+const NO_SNAPSHOTS: readonly FeatureSnapshot[] = Object.freeze([]);
+
 export function advanceFeatures(
   state: FeaturesState,
   t: number,
@@ -86,12 +88,14 @@ export function advanceFeatures(
   tokens: TokenLookup,
   quality: AuthorQualityLookup,
   narratives: NarrativeShareLookup,
-): FeatureSnapshot[] {
+): readonly FeatureSnapshot[] {
   if (t > state.now) state.now = t;
-  const snapshots: FeatureSnapshot[] = [];
+  // Made only once a grid time has passed: most events pass none.
+  let snapshots: FeatureSnapshot[] | null = null;
   for (let b = state.nextBoundary ?? Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS; ; b += SNAPSHOT_GRID_MS) {
     state.nextBoundary = b;
-    if (b >= t) return snapshots;
+    if (b >= t) return snapshots ?? NO_SNAPSHOTS;
+    snapshots ??= [];
     for (const info of tokens.all()) {
       const tf = tokenFeatures(state, info.tokenId);
       if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
