@@ -154,7 +154,7 @@ export function applyCohortCommand(state: EngineState, command: CohortCommand, e
  */
 export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
-  stateVersion: 3,
+  stateVersion: 4,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [

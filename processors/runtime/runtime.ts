@@ -67,6 +67,8 @@ interface Task<State> {
   /** Next offset to process per source: what the state covers. */
   positions: Record<string, number>;
   queues: Map<string, InputQueue>;
+  /** The same queues in the order of sources, for the per-record merge. */
+  inputs: InputQueue[];
   maxEventTime: number;
   watermark: number;
   dirty: boolean;
@@ -250,8 +252,13 @@ export class ProcessorRuntime<State> {
    */
   private async advance(task: Task<State>): Promise<void> {
     const outputs: OutputRecord[] = [];
-    for (let next = await this.nextRecord(task); next; next = await this.nextRecord(task)) {
-      await this.handle(task, next, outputs);
+    for (;;) {
+      let next = this.nextSource(task);
+      if (typeof next !== 'number') next = await next; // awaiting a plain number would still cost a tick
+      if (next < 0) break;
+      const record = task.inputs[next].peek()!;
+      task.inputs[next].shift();
+      await this.handle(task, task.sources[next], record, outputs);
       if (outputs.length >= OUTPUT_CHUNK) {
         await this.send(task, outputs.splice(0));
         await this.checkpointIfDue(task);
@@ -280,19 +287,50 @@ export class ProcessorRuntime<State> {
     }
   }
 
-  private async nextRecord(task: Task<State>): Promise<{ source: Source; record: LogRecord } | undefined> {
-    let best: { source: Source; record: LogRecord } | undefined;
-    for (const source of task.sources) {
-      const queue = task.queues.get(source.id)!;
-      const head = queue.peek();
+  /**
+   * Index in task.sources of the input whose head record comes next in event time, or -1
+   * while an input with no fetched record may still hold an earlier one. Per record, so it
+   * allocates nothing and awaits only when an empty input's end is not known from the cache.
+   */
+  private nextSource(task: Task<State>): number | Promise<number> {
+    let best = -1;
+    let bestTs = 0;
+    let stale = false;
+    for (let i = 0; i < task.inputs.length; i++) {
+      const head = task.inputs[i].peek();
       if (!head) {
-        if (await this.atEnd(source, queue.fetched)) continue;
-        return undefined; // this input partition may still hold earlier records
+        const known = this.knownAtEnd(task.sources[i], task.inputs[i].fetched);
+        if (known === false) return -1; // this input partition may still hold earlier records
+        if (known === undefined) stale = true;
+        continue;
       }
-      if (!best || head.timestamp < best.record.timestamp) best = { source, record: head };
+      if (best < 0 || head.timestamp < bestTs) {
+        best = i;
+        bestTs = head.timestamp;
+      }
     }
-    if (best) task.queues.get(best.source.id)!.shift();
+    return stale ? this.nextSourceChecked(task) : best;
+  }
+
+  /** nextSource() with every empty input's end looked up, refreshing stale end offsets. */
+  private async nextSourceChecked(task: Task<State>): Promise<number> {
+    let best = -1;
+    for (let i = 0; i < task.inputs.length; i++) {
+      const head = task.inputs[i].peek();
+      if (!head) {
+        if (await this.atEnd(task.sources[i], task.inputs[i].fetched)) continue;
+        return -1;
+      }
+      if (best < 0 || head.timestamp < task.inputs[best].peek()!.timestamp) best = i;
+    }
     return best;
+  }
+
+  /** Whether position is the end of the source by the cached end offsets; undefined when they are stale. */
+  private knownAtEnd({ topic, partition }: Source, position: number): boolean | undefined {
+    const cached = this.endOffsetCache.get(topic);
+    if (!cached || Date.now() - cached.at >= (this.options.idleCheckMs ?? 100)) return undefined;
+    return position >= cached.ends[partition];
   }
 
   private async atEnd({ topic, partition }: Source, position: number): Promise<boolean> {
@@ -306,7 +344,7 @@ export class ProcessorRuntime<State> {
     return position >= this.endOffsetCache.get(topic)!.ends[partition];
   }
 
-  private async handle(task: Task<State>, { source, record }: { source: Source; record: LogRecord }, outputs: OutputRecord[]) {
+  private async handle(task: Task<State>, source: Source, record: LogRecord, outputs: OutputRecord[]) {
     const { topic } = source;
     task.positions[source.id] = record.offset + 1;
     task.dirty = true;
@@ -421,12 +459,14 @@ export class ProcessorRuntime<State> {
     const sources = await this.sourcesOf(id);
     const positions = Object.fromEntries(sources.map((s) => [s.id, usable?.positions[s.id] ?? 0]));
     const maxEventTime = usable?.maxEventTime ?? -Infinity;
+    const queues = new Map(sources.map((s) => [s.id, new InputQueue(positions[s.id])]));
     const task: Task<State> = {
       id,
       state: usable?.state ?? this.processor.createState(id),
       sources,
       positions,
-      queues: new Map(sources.map((s) => [s.id, new InputQueue(positions[s.id])])),
+      queues,
+      inputs: sources.map((s) => queues.get(s.id)!),
       maxEventTime,
       watermark: maxEventTime - this.processor.allowedLatenessMs,
       dirty: false,

@@ -79,6 +79,8 @@ export function createFeaturesState(): FeaturesState {
  * each event's time before applying the event; lookups are read as of now, which is as of b
  * because no event after b has been applied yet.
  */
+const NO_SNAPSHOTS: readonly FeatureSnapshot[] = Object.freeze([]);
+
 export function advanceFeatures(
   state: FeaturesState,
   t: number,
@@ -86,12 +88,14 @@ export function advanceFeatures(
   tokens: TokenLookup,
   quality: AuthorQualityLookup,
   narratives: NarrativeShareLookup,
-): FeatureSnapshot[] {
+): readonly FeatureSnapshot[] {
   if (t > state.now) state.now = t;
-  const snapshots: FeatureSnapshot[] = [];
+  // Made only once a grid time has passed: most events pass none.
+  let snapshots: FeatureSnapshot[] | null = null;
   for (let b = state.nextBoundary ?? Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS; ; b += SNAPSHOT_GRID_MS) {
     state.nextBoundary = b;
-    if (b >= t) return snapshots;
+    if (b >= t) return snapshots ?? NO_SNAPSHOTS;
+    snapshots ??= [];
     for (const info of tokens.all()) {
       const tf = tokenFeatures(state, info.tokenId);
       if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
@@ -158,6 +162,12 @@ function lateEvents24h(tf: TokenFeatures, b: number): number {
   return n;
 }
 
+// Module-level rather than a closure in buildSnapshot: a named local arrow is created (and named) per snapshot.
+function priceChange(m: MarketWindows, price: number | null, w: number): number | null {
+  const then = priceAtWindowStart(m, w);
+  return price === null || then === null || then <= 0 ? null : price / then - 1;
+}
+
 function buildSnapshot(
   tf: TokenFeatures,
   info: TokenInfo,
@@ -184,10 +194,6 @@ function buildSnapshot(
 
   const last = m.last;
   const price = last?.price ?? null;
-  const change = (w: number): number | null => {
-    const then = priceAtWindowStart(m, w);
-    return price === null || then === null || then <= 0 ? null : price / then - 1;
-  };
   // Running sums can drift a hair below zero after many subtractions.
   const volume1h = last ? Math.max(0, m.volume[M1H]) : null;
   const volume24h = last ? Math.max(0, m.volume[M24H]) : null;
@@ -208,9 +214,9 @@ function buildSnapshot(
     engagement_1h: s.engagement[S1H],
     engagement_24h: s.engagement[S24H],
     price_usd: price,
-    price_change_15m: change(M15M),
-    price_change_1h: change(M1H),
-    price_change_24h: change(M24H),
+    price_change_15m: priceChange(m, price, M15M),
+    price_change_1h: priceChange(m, price, M1H),
+    price_change_24h: priceChange(m, price, M24H),
     volume_1h: volume1h,
     volume_24h: volume24h,
     volume_acceleration: volume1h !== null && volume24h ? volume1h / (volume24h / 24) : null,

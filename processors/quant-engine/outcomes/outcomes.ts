@@ -7,10 +7,10 @@ import { HORIZON_MS, HORIZONS, type Emitter, type OutcomeResolution, type Outcom
  * Forward outcomes of tracked subjects (snapshots and authors' calls) at every horizon.
  *
  * A subject at ts resolves at horizon h once event time passes ts + h, over the ticks in
- * (ts, ts + h]. Per token and horizon, monotonic deques hold the running max and min of price
- * and the min of liquidity over the ticks since the oldest pending subject; subjects resolve
- * in time order, so each resolution only drops ticks from the deques' fronts. Every tick and
- * every subject costs O(1) amortised per horizon; no price history is ever scanned.
+ * (ts, ts + h]. Per token, monotonic deques hold the running max and min of price and the
+ * min of liquidity over the ticks since the oldest pending subject; subjects resolve in time
+ * order, so the longest horizon's resolutions only drop ticks from the deques' fronts. A tick
+ * costs O(1) amortised, a resolution a binary search; no price history is ever scanned.
  *
  * Died: the token was dead at some moment in (ts, ts + h], meaning its TokenMeta status was
  * one of DEAD_STATUSES, or a tick showed liquidity below DIED_LIQUIDITY_FRACTION of the
@@ -23,10 +23,10 @@ export const DEAD_STATUSES: readonly string[] = ['dead', 'rugged'];
 export const DIED_LIQUIDITY_FRACTION = 0.1;
 
 /**
- * A monotonic deque of (time, value) pairs, interleaved in a Float64Array: live pairs are
- * [head, tail). Typed arrays cost the garbage collector nothing to trace and checkpoint
- * compactly. When the tail reaches the end, the live pairs move to the front if that frees
- * at least half the buffer, else the buffer doubles: O(1) amortised.
+ * A monotonic deque of (time, sequence, value) triples, interleaved in a Float64Array: live
+ * triples are [head, tail). Typed arrays cost the garbage collector nothing to trace and
+ * checkpoint compactly. When the tail reaches the end, the live triples move to the front if
+ * that frees at least half the buffer, else the buffer doubles: O(1) amortised.
  */
 interface Deque {
   buf: Float64Array;
@@ -34,24 +34,29 @@ interface Deque {
   tail: number;
 }
 
-interface HorizonTrack {
-  /** Subjects of this token still waiting for this horizon. */
-  pending: number;
-  /** Prices, non-increasing from the front: the front is the earliest highest price. */
-  max: Deque;
-  /** Prices, non-decreasing from the front. */
-  min: Deque;
-  /** Liquidity, non-decreasing from the front. */
-  liq: Deque;
-}
-
+/**
+ * One deque per measure serves every horizon: a horizon's window is a suffix of the same tick
+ * sequence, and the first live triple inside a suffix is that suffix's extreme (earliest on
+ * ties), so a resolution finds it by binary search instead of each tick going into six deques.
+ */
 interface TokenTrack {
   lastTs: number;
   lastPrice: number | null;
   lastLiquidity: number | null;
   /** Changes of dead-ness from TokenMeta status, sorted by time; a token starts alive. */
   deadChanges: { ts: number; dead: boolean }[];
-  horizons: HorizonTrack[];
+  /** Sequence number of the next tick pushed into the deques. */
+  seq: number;
+  /** Per horizon: subjects of this token still waiting for it. */
+  pending: number[];
+  /** Per horizon: sequence number of its first tick, set when its pending count leaves zero. */
+  start: number[];
+  /** Prices, non-increasing from the front: the front is the earliest highest price. */
+  max: Deque;
+  /** Prices, non-decreasing from the front. */
+  min: Deque;
+  /** Liquidity, non-decreasing from the front. */
+  liq: Deque;
 }
 
 /**
@@ -118,7 +123,7 @@ export function trackSubject(state: OutcomesState, subject: OutcomeSubject): boo
   s.ts.push(subject.ts);
   s.entryPrice.push(subject.entryPrice);
   s.entryLiquidity.push(token.lastLiquidity ?? Number.NaN);
-  for (const track of token.horizons) track.pending++;
+  for (let h = 0; h < DURATIONS.length; h++) if (token.pending[h]++ === 0) token.start[h] = token.seq;
   return true;
 }
 
@@ -129,12 +134,12 @@ export function outcomesOnTick(state: OutcomesState, tick: MarketTick): void {
   token.lastTs = tick.ts;
   token.lastPrice = tick.priceUsd;
   token.lastLiquidity = tick.liquidityUsd;
-  for (const track of token.horizons) {
-    if (track.pending === 0) continue; // no subject needs ticks from before its own time
-    pushMax(track.max, tick.ts, tick.priceUsd);
-    pushMin(track.min, tick.ts, tick.priceUsd);
-    pushMin(track.liq, tick.ts, tick.liquidityUsd);
-  }
+  // The longest horizon waits for every subject any other horizon waits for.
+  if (token.pending[LONGEST] === 0) return; // no subject needs ticks from before its own time
+  const seq = token.seq++;
+  pushMax(token.max, tick.ts, seq, tick.priceUsd);
+  pushMin(token.min, tick.ts, seq, tick.priceUsd);
+  pushMin(token.liq, tick.ts, seq, tick.liquidityUsd);
 }
 
 export function outcomesOnTokenMeta(state: OutcomesState, meta: TokenMeta): void {
@@ -177,19 +182,18 @@ function resolve(state: OutcomesState, i: number, h: number): OutcomeResolution 
   const ts = s.ts[i];
   const entry = s.entryPrice[i];
   const token = state.tokens.get(s.tokenId[i])!;
-  const track = token.horizons[h];
   const end = ts + DURATIONS[h];
-  // The deques hold the ticks up to end; those at or before the subject's time are not in its window.
-  dropThrough(track.max, ts);
-  dropThrough(track.min, ts);
-  dropThrough(track.liq, ts);
-  const { max, min, liq } = track;
-  const hasTicks = max.head < max.tail;
-  const maxPrice = hasTicks ? max.buf[(max.head << 1) + 1] : entry;
-  const minPrice = hasTicks ? min.buf[(min.head << 1) + 1] : entry;
+  // The deques hold the ticks up to end; the window is those after the subject's time, from the horizon's start on.
+  const start = token.start[h];
+  const { max, min, liq } = token;
+  const maxAt = windowFront(max, ts, start);
+  const hasTicks = maxAt < max.tail;
+  const maxPrice = hasTicks ? max.buf[maxAt * STRIDE + 2] : entry;
+  const minPrice = hasTicks ? min.buf[windowFront(min, ts, start) * STRIDE + 2] : entry;
   const priced = entry > 0 && Number.isFinite(entry);
   // NaN entry liquidity (no tick before entry) never compares below anything.
-  const diedByLiquidity = hasTicks && liq.buf[(liq.head << 1) + 1] < DIED_LIQUIDITY_FRACTION * s.entryLiquidity[i];
+  const diedByLiquidity =
+    hasTicks && liq.buf[windowFront(liq, ts, start) * STRIDE + 2] < DIED_LIQUIDITY_FRACTION * s.entryLiquidity[i];
   const resolution: OutcomeResolution = {
     subject: { kind: s.kind[i], subjectId: s.subjectId[i], tokenId: s.tokenId[i], ts, entryPrice: entry },
     horizon: HORIZON_LIST[h],
@@ -197,14 +201,22 @@ function resolve(state: OutcomesState, i: number, h: number): OutcomeResolution 
     forwardReturn: priced && token.lastPrice !== null ? token.lastPrice / entry - 1 : null,
     maxDrawdown: priced ? Math.min(0, minPrice / entry - 1) : null,
     peakReturn: priced ? Math.max(0, maxPrice / entry - 1) : null,
-    timeToPeakMs: priced ? (maxPrice > entry ? max.buf[max.head << 1] - ts : 0) : null,
+    timeToPeakMs: priced ? (maxPrice > entry ? max.buf[maxAt * STRIDE] - ts : 0) : null,
     died: diedByLiquidity || deadDuring(token.deadChanges, ts, end),
     lastPrice: token.lastPrice,
   };
-  if (--track.pending === 0) {
-    clear(max);
-    clear(min);
-    clear(liq);
+  token.pending[h]--;
+  if (h === LONGEST) {
+    if (token.pending[h] === 0) {
+      clear(max);
+      clear(min);
+      clear(liq);
+    } else {
+      // Every subject still pending, at any horizon, is at or after this one's time.
+      dropThrough(max, ts);
+      dropThrough(min, ts);
+      dropThrough(liq, ts);
+    }
   }
   return resolution;
 }
@@ -261,47 +273,71 @@ function tokenTrack(state: OutcomesState, tokenId: string): TokenTrack {
       lastPrice: null,
       lastLiquidity: null,
       deadChanges: [],
-      horizons: HORIZONS.map(() => ({ pending: 0, max: deque(), min: deque(), liq: deque() })),
+      seq: 0,
+      pending: DURATIONS.map(() => 0),
+      start: DURATIONS.map(() => 0),
+      max: deque(),
+      min: deque(),
+      liq: deque(),
     };
     state.tokens.set(tokenId, token);
   }
   return token;
 }
 
+/** Floats per deque entry: time, sequence number, value. */
+const STRIDE = 3;
+
 function deque(): Deque {
-  return { buf: new Float64Array(16), head: 0, tail: 0 };
+  return { buf: new Float64Array(16 * STRIDE), head: 0, tail: 0 };
 }
 
-function append(d: Deque, t: number, v: number): void {
-  if (d.tail << 1 === d.buf.length) {
-    if (d.head << 2 >= d.buf.length) {
-      d.buf.copyWithin(0, d.head << 1, d.tail << 1);
+function append(d: Deque, t: number, seq: number, v: number): void {
+  if (d.tail * STRIDE === d.buf.length) {
+    if (d.head * STRIDE * 2 >= d.buf.length) {
+      d.buf.copyWithin(0, d.head * STRIDE, d.tail * STRIDE);
     } else {
-      const grown = new Float64Array(d.buf.length << 1);
-      grown.set(d.buf.subarray(d.head << 1, d.tail << 1));
+      const grown = new Float64Array(d.buf.length * 2);
+      grown.set(d.buf.subarray(d.head * STRIDE, d.tail * STRIDE));
       d.buf = grown;
     }
     d.tail -= d.head;
     d.head = 0;
   }
-  d.buf[d.tail << 1] = t;
-  d.buf[(d.tail << 1) + 1] = v;
+  const at = d.tail * STRIDE;
+  d.buf[at] = t;
+  d.buf[at + 1] = seq;
+  d.buf[at + 2] = v;
   d.tail++;
 }
 
 /** Appends to a max deque, first dropping the smaller values the new one outlives; equal ones stay (earliest peak). */
-function pushMax(d: Deque, t: number, v: number): void {
-  while (d.tail > d.head && d.buf[(d.tail << 1) - 1] < v) d.tail--;
-  append(d, t, v);
+function pushMax(d: Deque, t: number, seq: number, v: number): void {
+  while (d.tail > d.head && d.buf[d.tail * STRIDE - 1] < v) d.tail--;
+  append(d, t, seq, v);
 }
 
-function pushMin(d: Deque, t: number, v: number): void {
-  while (d.tail > d.head && d.buf[(d.tail << 1) - 1] > v) d.tail--;
-  append(d, t, v);
+function pushMin(d: Deque, t: number, seq: number, v: number): void {
+  while (d.tail > d.head && d.buf[d.tail * STRIDE - 1] > v) d.tail--;
+  append(d, t, seq, v);
+}
+
+/** Index of the first live entry after time ts with sequence at least start (tail when none); both only grow along the deque. */
+function windowFront(d: Deque, ts: number, start: number): number {
+  const buf = d.buf;
+  let lo = d.head;
+  let hi = d.tail;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = mid * STRIDE;
+    if (buf[at] > ts && buf[at + 1] >= start) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 function dropThrough(d: Deque, ts: number): void {
-  while (d.head < d.tail && d.buf[d.head << 1] <= ts) d.head++;
+  while (d.head < d.tail && d.buf[d.head * STRIDE] <= ts) d.head++;
 }
 
 function clear(d: Deque): void {

@@ -28,30 +28,31 @@ export function buildQuantSnapshot(
   analogs: AnalogSummary | null,
 ): QuantSnapshot {
   if (scored.snapshotId !== feature.snapshotId) throw new Error(`scores of ${scored.snapshotId} given with features of ${feature.snapshotId}`);
-  const f = (name: FeatureName): number | null => feature.features[name] ?? null;
+  // Plain reads, not a local arrow: tsx names a named arrow each time one is created.
+  const v: Partial<Record<FeatureName, number | null>> = feature.features;
   const market: QuantMarket = {
     priceUsd: feature.priceUsd,
-    priceChange15m: f('price_change_15m'),
-    priceChange1h: f('price_change_1h'),
-    priceChange24h: f('price_change_24h'),
-    volume1h: f('volume_1h'),
-    volume24h: f('volume_24h'),
-    volumeAcceleration: f('volume_acceleration'),
-    liquidityUsd: f('liquidity_usd'),
-    marketCapUsd: f('market_cap_usd'),
-    trades1h: f('trades_1h'),
+    priceChange15m: v.price_change_15m ?? null,
+    priceChange1h: v.price_change_1h ?? null,
+    priceChange24h: v.price_change_24h ?? null,
+    volume1h: v.volume_1h ?? null,
+    volume24h: v.volume_24h ?? null,
+    volumeAcceleration: v.volume_acceleration ?? null,
+    liquidityUsd: v.liquidity_usd ?? null,
+    marketCapUsd: v.market_cap_usd ?? null,
+    trades1h: v.trades_1h ?? null,
   };
   const activity: QuantActivity = {
-    mentions1h: f('mentions_1h'),
-    mentions24h: f('mentions_24h'),
-    uniqueAuthors1h: f('unique_authors_1h'),
-    uniqueAuthors24h: f('unique_authors_24h'),
-    mentionVelocity15m: f('mention_velocity_15m'),
-    mentionVelocity1h: f('mention_velocity_1h'),
-    newAuthorShare1h: f('new_author_share_1h'),
-    qualityWeightedAttention1h: f('quality_weighted_attention_1h'),
-    engagement1h: f('engagement_1h'),
-    engagement24h: f('engagement_24h'),
+    mentions1h: v.mentions_1h ?? null,
+    mentions24h: v.mentions_24h ?? null,
+    uniqueAuthors1h: v.unique_authors_1h ?? null,
+    uniqueAuthors24h: v.unique_authors_24h ?? null,
+    mentionVelocity15m: v.mention_velocity_15m ?? null,
+    mentionVelocity1h: v.mention_velocity_1h ?? null,
+    newAuthorShare1h: v.new_author_share_1h ?? null,
+    qualityWeightedAttention1h: v.quality_weighted_attention_1h ?? null,
+    engagement1h: v.engagement_1h ?? null,
+    engagement24h: v.engagement_24h ?? null,
   };
   return {
     snapshotId: scored.snapshotId,
