@@ -7,6 +7,7 @@ import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
+import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
 import { formatTable, resultRows, writeResults } from './results.ts';
 import { benchStore } from './store.ts';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   analogs: benchAnalogs,
   store: benchStore,
   pipeline: benchPipeline,
+  'pipeline-kafka': benchPipelineKafka,
   api: benchApi,
   push: benchPush,
   stream: benchStream,
