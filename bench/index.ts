@@ -10,6 +10,7 @@ import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
 import { formatTable, resultRows, writeResults } from './results.ts';
+import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
 import { benchStream } from './stream.ts';
 
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   pipeline: benchPipeline,
   'pipeline-kafka': benchPipelineKafka,
   api: benchApi,
+  start: benchStart,
   push: benchPush,
   stream: benchStream,
   backtest: benchBacktest,
