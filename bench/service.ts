@@ -57,7 +57,8 @@ export async function startService(keys: number, env: NodeJS.ProcessEnv = {}): P
   const base = `http://127.0.0.1:${port}`;
   let seededAt: number | null = null;
   const get: Service['get'] = async (path, key) => {
-    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}: ${stderr}`);
+    // A signal (the OOM killer's, say) leaves exitCode null.
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}): ${stderr}`);
     try {
       const res = await fetch(base + path, { headers: key === undefined ? {} : { Authorization: `Bearer ${key}` } });
       return { status: res.status, body: await res.json() };
