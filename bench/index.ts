@@ -9,7 +9,7 @@ import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
-import { formatTable, resultRows, writeResults } from './results.ts';
+import { formatTable, notMeasured, resultRows, writeResults } from './results.ts';
 import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
 import { benchStream } from './stream.ts';
@@ -42,6 +42,7 @@ for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
   } catch (err) {
     failed = true;
     process.stderr.write(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    notMeasured(`${name} benchmark`, null, `failed before reporting all its rows: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 const rows = resultRows();

@@ -62,8 +62,8 @@ export function report({ figure, value, unit, baseline, target, note }: Measured
   });
 }
 
-/** A target no run of this benchmark measured, and why: a row without a number. */
-export function notMeasured(figure: string, target: string, why: string): void {
+/** A figure (with its target, if any) this run did not measure, and why: a row without a number. */
+export function notMeasured(figure: string, target: string | null, why: string): void {
   rows.push({ figure, value: null, unit: '', baseline: null, baselineValue: null, ratio: null, target, met: null, note: why });
 }
 
