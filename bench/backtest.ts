@@ -16,6 +16,7 @@ import { normaliseBacktestSpec } from '../research/backtest/spec.ts';
 import { EVENT_STUDY_REFRESH_MS, refreshEventStudies, refreshTime } from '../research/event-studies/compute.ts';
 import { storeHistory } from '../research/history/store.ts';
 import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
+import { report } from './results.ts';
 
 /**
  * A backtest over 30 days x 1,000 tokens x 5-minute snapshots (8.6M snapshot_history rows)
@@ -199,5 +200,10 @@ export async function benchBacktest(): Promise<void> {
   out.write(`${'store'.padEnd(12)}${'full s'.padStart(9)}${'refresh s'.padStart(10)}  ${'events'.padStart(8)}\n`);
   for (const [name, f] of figures) {
     out.write(`${name.padEnd(12)}${seconds(f.studiesMs).padStart(9)}${seconds(f.refreshMs).padStart(10)}  ${String(f.studyEvents).padStart(8)}\n`);
+  }
+  for (const [name, f] of figures) {
+    const scan = { name: 'one scan of the rows', value: f.countMs / 1000 };
+    report({ figure: `backtest, ${DAYS} days x ${TOKENS.toLocaleString('en-US')} tokens, ${name}`, value: f.backtestMs / 1000, unit: 's', baseline: scan });
+    report({ figure: `six event studies from scratch, ${name}`, value: f.studiesMs / 1000, unit: 's', baseline: scan });
   }
 }

@@ -1,11 +1,16 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
-// its figures next to a baseline measured in the same run, so the ratios carry across machines.
+// its figures next to a baseline measured in the same run, so the ratios carry across machines,
+// and reports its headline rows (bench/results.ts): the run ends with them as one table, also
+// written to bench/results.json.
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
+import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
+import { formatTable, notMeasured, resultRows, writeResults } from './results.ts';
+import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
 import { benchStream } from './stream.ts';
 
@@ -14,7 +19,9 @@ const BENCHES: Record<string, () => Promise<void>> = {
   analogs: benchAnalogs,
   store: benchStore,
   pipeline: benchPipeline,
+  'pipeline-kafka': benchPipelineKafka,
   api: benchApi,
+  start: benchStart,
   push: benchPush,
   stream: benchStream,
   backtest: benchBacktest,
@@ -26,8 +33,21 @@ if (unknown.length > 0) {
   process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
   process.exit(2);
 }
+let failed = false;
 for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
   process.stdout.write(`\n== ${name}\n`);
-  await BENCHES[name]();
+  // One failing benchmark does not cost the others' rows; the exit code still says it failed.
+  try {
+    await BENCHES[name]();
+  } catch (err) {
+    failed = true;
+    process.stderr.write(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    notMeasured(`${name} benchmark`, null, `failed before reporting all its rows: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
-process.exit(0);
+const rows = resultRows();
+const file = new URL('./results.json', import.meta.url);
+process.stdout.write(`\n== results\n${formatTable(rows)}`);
+await writeResults(file, rows);
+process.stdout.write(`written to bench/results.json\n`);
+process.exit(failed ? 1 : 0);

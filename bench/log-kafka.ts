@@ -56,7 +56,7 @@ export async function benchKafka(
     const noop: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       adapter.push(await consumeWithLog(log, topicName, `bench-log-${round}`, retained));
-      noop.push(await consumeNoop(broker.brokers, topicName, `bench-noop-${round}`, retained));
+      noop.push(await consumeNoop(broker.brokers, [topicName], `bench-noop-${round}`, retained));
     }
     return { appendPerSec, consumePerSec: median(adapter), noopConsumePerSec: median(noop), consumedRecords: retained };
   } finally {
@@ -76,13 +76,16 @@ async function consumeWithLog(log: KafkaEventLog, topic: string, groupId: string
   }
 }
 
-/** The baseline: kafkajs defaults, a handler that only counts. */
-async function consumeNoop(brokers: string, topic: string, groupId: string, total: number): Promise<number> {
+/**
+ * The baseline: kafkajs defaults, a handler that only counts; records/s from the first
+ * delivery to the `total`-th record.
+ */
+export async function consumeNoop(brokers: string, topics: string[], groupId: string, total: number): Promise<number> {
   const consumer = new Kafka({ clientId: 'bench-noop', brokers: [brokers], logLevel: logLevel.NOTHING }).consumer({ groupId });
   const counter = countUntil(total);
   try {
     await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.subscribe({ topics, fromBeginning: true });
     await consumer.run({ eachBatch: async ({ batch }) => counter.add(batch.messages.length) });
     return await counter.done;
   } finally {
@@ -90,7 +93,7 @@ async function consumeNoop(brokers: string, topic: string, groupId: string, tota
   }
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }

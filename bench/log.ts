@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { FileEventLog } from '../infra/log/file/file-log.ts';
 import type { OutgoingRecord } from '../infra/log/port.ts';
 import { benchKafka } from './log-kafka.ts';
+import { report } from './results.ts';
 
 // The mock broker keeps about 5 MB per partition, so the Kafka run stays below that.
 const RECORDS = 100_000;
@@ -61,4 +62,8 @@ export async function benchLog(): Promise<void> {
       `consume ${(synced.consumePerSec / kafka.consumePerSec).toFixed(2)}x\n` +
       `ratio kafka adapter consume / no-op kafkajs consume: ${(kafka.consumePerSec / kafka.noopConsumePerSec).toFixed(2)}\n`,
   );
+  const noop = { name: 'no-op kafkajs consumer', value: kafka.noopConsumePerSec };
+  report({ figure: 'embedded log append, fsync=always', value: synced.appendPerSec, unit: 'records/s', baseline: { name: 'kafkajs append', value: kafka.appendPerSec } });
+  report({ figure: 'embedded log consume', value: synced.consumePerSec, unit: 'records/s', baseline: noop });
+  report({ figure: 'Kafka adapter consume', value: kafka.consumePerSec, unit: 'records/s', baseline: noop });
 }

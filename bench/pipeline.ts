@@ -9,6 +9,7 @@ import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
+import { atLeast, report } from './results.ts';
 
 const DAYS = Number(process.env.BENCH_PIPELINE_DAYS ?? 7);
 
@@ -69,6 +70,13 @@ export async function benchPipeline(): Promise<void> {
         `(${seconds.toFixed(1)} s, ${(eventsPerSec / readPerSec).toFixed(2)} of the baseline)\n`,
     );
     process.stdout.write(`outputs: ${outputs.map(([t, n]) => `${t} ${n.toLocaleString('en-US')}`).join(', ')}\n`);
+    report({
+      figure: `quant engine, ${DAYS} days of the default world, embedded (one thread)`,
+      value: eventsPerSec,
+      unit: 'events/s',
+      baseline: { name: 'read and decode the inputs', value: readPerSec },
+      target: atLeast(50_000, 'events/s'),
+    });
   } finally {
     await services.close();
     await rm(dir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import type { PublicEvent, WebhookEvent } from '../schemas/records.ts';
 import { appendWebhookEvent } from '../webhooks/commands.ts';
 import { Dispatcher } from '../webhooks/delivery/dispatcher.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
+import { report } from './results.ts';
 
 /**
  * Event-to-webhook latency on the embedded log: public events appended at a steady rate,
@@ -88,6 +89,14 @@ async function run(webhooks: number, eventsPerSecond: number, seconds: number): 
     `${webhooks} webhooks × ${eventsPerSecond} events/s for ${seconds} s (${latencies.length}/${total * webhooks} delivered): ` +
       `event to receiver ${fmt(latencies)}; baseline bare POST ${fmt(bare)}\n`,
   );
+  const delivered = latencies.length === total * webhooks ? undefined : `${latencies.length} of ${total * webhooks} delivered`;
+  report({
+    figure: `event to webhook p99, ${webhooks} webhooks × ${eventsPerSecond} events/s`,
+    value: percentile(latencies, 99),
+    unit: 'ms',
+    baseline: { name: 'bare POST p99', value: percentile(bare, 99) },
+    note: delivered,
+  });
 }
 
 export async function benchPush(): Promise<void> {

@@ -18,6 +18,7 @@ import { RULE_FIELDS, type LatestSnapshotRow, type SignalRow, type SnapshotHisto
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import { seededRandom } from '../infra/feeds/sim/prng.ts';
 import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
+import { report } from './results.ts';
 
 const TOKENS = 1_000;
 const PER_TOKEN = 100;
@@ -277,6 +278,12 @@ export async function benchStore(): Promise<void> {
       ] as const;
       for (const [label, l] of lines) {
         out.write(`${name.padEnd(12)}${label.padEnd(36)}${ms(l.p50)}${ms(l.p99)}  ${(l.p50 / f.ping.p50).toFixed(1)}\n`);
+      }
+    }
+    for (const [name, f] of [['duckdb', duckdb], ['clickhouse', clickhouse]] as const) {
+      report({ figure: `batched writer, ${name}`, value: f.writer, unit: 'rows/s', baseline: { name: 'direct upserts', value: f.direct } });
+      for (const [label, l] of f.readModels) {
+        report({ figure: `${label} p50, ${name}`, value: l.p50, unit: 'ms', baseline: { name: 'SELECT 1 p50', value: f.ping.p50 } });
       }
     }
   } finally {

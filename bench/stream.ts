@@ -15,6 +15,7 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import type { PublicEvent } from '../schemas/records.ts';
 import { startStreamServer } from '../stream/server.ts';
 import { projectToEnd } from '../test/helpers/pipeline.ts';
+import { report } from './results.ts';
 
 const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 1000);
 const RATE = Number(process.env.BENCH_STREAM_RATE ?? 20);
@@ -114,6 +115,13 @@ export async function benchStream(): Promise<void> {
         `memory per idle connection (server and client ends): JS heap and buffers ${(perConnection.js / 1024).toFixed(1)} KiB, RSS ${(perConnection.rss / 1024).toFixed(1)} KiB (RSS grows in pages the heap may already hold)\n` +
         `fan-out: ${BURST} events to ${CLIENTS} clients in ${fanOutSeconds.toFixed(2)} s = ${Math.round(BURST / fanOutSeconds)} events/s, ${Math.round((BURST * CLIENTS) / fanOutSeconds)} frames/s\n`,
     );
+    report({
+      figure: `stream append to client p99, ${CLIENTS} clients, ${RATE} events/s`,
+      value: stream.p99,
+      unit: 'ms',
+      baseline: { name: 'bare ws broadcast p99', value: bare.p99 },
+    });
+    report({ figure: `stream fan-out to ${CLIENTS} clients`, value: BURST / fanOutSeconds, unit: 'events/s' });
   } finally {
     await store.close();
     await services.close();

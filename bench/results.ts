@@ -1,0 +1,104 @@
+import { writeFile } from 'node:fs/promises';
+
+/**
+ * The results table of `npm run bench`: besides printing its own lines, each benchmark
+ * reports its headline figures here, each next to the baseline measured in the same run and
+ * the target it has, if any. bench/index.ts prints the rows as one table at the end and
+ * writes them to bench/results.json.
+ */
+export interface ResultRow {
+  figure: string;
+  /** null: not measured (`note` says why). */
+  value: number | null;
+  unit: string;
+  baseline: string | null;
+  baselineValue: number | null;
+  /** value / baselineValue. */
+  ratio: number | null;
+  target: string | null;
+  /** null when the figure has no target or was not measured. */
+  met: boolean | null;
+  note: string | null;
+}
+
+/** A target: how it reads, and whether a value (and its ratio to the baseline) meets it. */
+export interface Target {
+  text: string;
+  meets(value: number, ratio: number | null): boolean;
+}
+
+export const atLeast = (min: number, unit: string): Target => ({ text: `≥ ${number(min)} ${unit}`, meets: (v) => v >= min });
+export const atMost = (max: number, unit: string): Target => ({ text: `≤ ${number(max)} ${unit}`, meets: (v) => v <= max });
+export const below = (max: number, unit: string): Target => ({ text: `< ${number(max)} ${unit}`, meets: (v) => v < max });
+/** At least this share of the baseline, e.g. 0.5 for "≥ 50% of the baseline". */
+export const shareOfBaseline = (min: number): Target => ({
+  text: `≥ ${Math.round(min * 100)}% of baseline`,
+  meets: (_v, ratio) => ratio !== null && ratio >= min,
+});
+
+export interface Measured {
+  figure: string;
+  value: number;
+  unit: string;
+  baseline?: { name: string; value: number };
+  target?: Target;
+  note?: string;
+}
+
+const rows: ResultRow[] = [];
+
+export function report({ figure, value, unit, baseline, target, note }: Measured): void {
+  const ratio = baseline === undefined || baseline.value === 0 ? null : value / baseline.value;
+  rows.push({
+    figure,
+    value,
+    unit,
+    baseline: baseline?.name ?? null,
+    baselineValue: baseline?.value ?? null,
+    ratio,
+    target: target?.text ?? null,
+    met: target === undefined || !Number.isFinite(value) ? null : target.meets(value, ratio),
+    note: note ?? null,
+  });
+}
+
+/** A figure (with its target, if any) this run did not measure, and why: a row without a number. */
+export function notMeasured(figure: string, target: string | null, why: string): void {
+  rows.push({ figure, value: null, unit: '', baseline: null, baselineValue: null, ratio: null, target, met: null, note: why });
+}
+
+export function resultRows(): readonly ResultRow[] {
+  return rows;
+}
+
+/** The rows aligned in columns: figure, value, baseline (its value), ratio, target, met; notes after. */
+export function formatTable(table: readonly ResultRow[]): string {
+  const cells = table.map((r) => [
+    r.figure,
+    r.value === null ? 'not measured' : `${number(r.value)} ${r.unit}`,
+    r.baseline === null ? '—' : `${r.baseline} (${number(r.baselineValue!)} ${r.unit})`,
+    r.ratio === null ? '—' : number(r.ratio),
+    r.target ?? '—',
+    r.met === null ? '—' : r.met ? 'met' : 'NOT MET',
+    r.note ?? '',
+  ]);
+  const header = ['figure', 'value', 'baseline', 'ratio', 'target', 'met', 'note'];
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c: string[]) =>
+    c
+      .map((cell, i) => (i === 1 || i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n') + '\n';
+}
+
+export async function writeResults(path: URL, table: readonly ResultRow[]): Promise<void> {
+  await writeFile(path, `${JSON.stringify(table, null, 2)}\n`);
+}
+
+/** Thousands separated from 1,000 on, three significant digits below. */
+function number(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString('en-US');
+  return Number(x.toPrecision(3)).toString();
+}
