@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { createApi, type Api } from '../api/app.ts';
 import { issueApiKey } from '../api/keys.ts';
 import { SCOPE_NAMES } from '../api/scopes.ts';
+import { onWorkerThread } from '../cli/roles/worker-thread.ts';
 import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
@@ -30,7 +31,7 @@ import { atLeast, atMost, report, shareOfBaseline } from './results.ts';
 const DAYS = Number(process.env.BENCH_API_DAYS ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 16);
 const DURATION_MS = Number(process.env.BENCH_API_SECONDS ?? 5) * 1000;
-const STORES = (process.env.BENCH_API_STORES ?? 'duckdb,clickhouse').split(',');
+const STORES = (process.env.BENCH_API_STORES ?? 'duckdb,duckdb-thread,clickhouse').split(',');
 const WARMUP_MS = 1000;
 /**
  * A Team key may send 2000 requests a minute, far below what one process serves: the load is
@@ -62,7 +63,7 @@ const LOOP_RESOLUTION_MS = 1;
 export async function benchApi(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-api-'));
   const logger = pino({ level: 'warn' });
-  const config = loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'never' });
+  const config = loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'never', LOG_LEVEL: 'warn' });
   const services = await openLogServices(config, logger);
   const client = new LoadClient();
   try {
@@ -84,6 +85,20 @@ export async function benchApi(): Promise<void> {
           await measureStore(name, store, services, keys, client);
         } finally {
           await store.close();
+        }
+      } else if (name === 'duckdb-thread') {
+        // As `tqa start` serves it: the projections' thread holds the store, the API reads through a port.
+        const projected = await openStore(config, logger);
+        await projectToEnd(config, log, codec, projected).finally(() => projected.close());
+        const projections = onWorkerThread('projections', new URL('../cli/roles/projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true });
+        let shared: AnalyticalStore<ProjectionTables> | undefined;
+        const notOpened = () => Promise.reject(new Error('the projections thread shares the store'));
+        const running = await projections.start({ config, logger, services, store: notOpened, shareStore: (s) => (shared = s), stdout: process.stdout });
+        try {
+          await measureStore(name, shared!, services, keys, client);
+        } finally {
+          await running.stop();
+          await shared?.close();
         }
       } else if (name === 'clickhouse') {
         const server = await startClickHouseServer();
