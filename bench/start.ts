@@ -39,7 +39,7 @@ export async function benchStart(): Promise<void> {
       await first.stop();
     }
     const out = (line: string) => process.stdout.write(`${line}\n`);
-    out(`${DAYS} simulated days: seeded and caught up in ${(firstStartMs / 1000).toFixed(1)} s`);
+    out(`${DAYS} simulated day(s): seeded and caught up in ${(firstStartMs / 1000).toFixed(1)} s`);
     out(`RSS once caught up ${(memory.rss / MiB).toFixed(0)} MiB, peak ${(memory.peak / MiB).toFixed(0)} MiB; idle node process ${(idle / MiB).toFixed(0)} MiB`);
     out(`token snapshot, caught up: ${Math.round(caughtUp.rps)} req/s, p50 ${caughtUp.p50.toFixed(2)} ms, p99 ${caughtUp.p99.toFixed(2)} ms`);
 
@@ -50,7 +50,8 @@ export async function benchStart(): Promise<void> {
     const half = Math.max(1, Math.floor(caughtUp.rps / 2));
     try {
       const paths = await tokenPaths(second);
-      const catchingUp = async () => (await second.health())?.status === 'catching_up';
+      // From the lag itself: under load the store's health probe can time out, making the status `degraded`.
+      const catchingUp = async () => (await second.health())?.caughtUp === false;
       // A figure counts only if the whole load ran during the catch-up.
       if (await catchingUp()) {
         unmeasured = 'the catch-up ended before the load did';
@@ -65,7 +66,7 @@ export async function benchStart(): Promise<void> {
     if (during) out(`token snapshot during a catch-up: ${Math.round(during.rps)} req/s, p99 ${during.p99.toFixed(2)} ms`);
     if (duringHalf) out(`token snapshot during a catch-up at ${half} req/s: p50 ${duringHalf.p50.toFixed(2)} ms, p99 ${duringHalf.p99.toFixed(2)} ms`);
 
-    report({ figure: `first start: ${DAYS} days seeded and caught up`, value: firstStartMs / 1000, unit: 's', target: below(60, 's') });
+    report({ figure: `first start: ${DAYS} day(s) seeded and caught up`, value: firstStartMs / 1000, unit: 's', target: below(60, 's') });
     report({
       figure: 'RSS of npm start once caught up',
       value: memory.rss / GiB,
@@ -82,7 +83,7 @@ export async function benchStart(): Promise<void> {
     else notMeasured(p99Figure, atMost(50, 'ms').text, unmeasured);
     notMeasured(
       'engine time and RSS over 7/14/30 days × 1×/10× tokens',
-      'reported',
+      null,
       '30 days of 10× the tokens is some 40 times the default world; BENCH_START_DAYS and BENCH_PIPELINE_DAYS run one point by hand',
     );
   } finally {
