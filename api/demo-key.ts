@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventLog } from '../infra/log/port.ts';
 import type { Logger } from '../infra/logging.ts';
@@ -6,6 +6,7 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { issueApiKey } from './keys.ts';
 import { SCOPE_NAMES } from './scopes.ts';
+import { exists } from '../infra/fs/exists.ts';
 
 /** Where the demo key is kept, under the data dir. */
 export const DEMO_KEY_FILE = 'demo-key';
@@ -35,13 +36,4 @@ export async function ensureDemoKey({ log, codec, dataDir, stdout, logger }: Dem
   // `wx`: never overwrite a key file another process wrote meanwhile.
   await writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
   logger.info({ keyId: id, file }, 'demo API key created (Team plan, every scope); it is also in the file');
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { SCOPE_NAMES } from '../api/scopes.ts';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { freePorts } from '../test/helpers/clickhouse-server.ts';
+import { exists } from '../infra/fs/exists.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -97,13 +98,4 @@ export async function processMemory(child: ChildProcess): Promise<{ rss: number;
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,4 +1,4 @@
-import { rename, rm, stat } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { replayProjections, type ReplayResult } from '../../projections/runtime/replay.ts';
@@ -9,6 +9,7 @@ import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../projections
 import { sql, table } from '../../infra/store/sql-literal.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { Progress } from '../progress.ts';
+import { exists } from '../../infra/fs/exists.ts';
 
 const USAGE = `tqa replay [--from-beginning] [--only NAME,...] [--store-path PATH] [--database NAME]
     Rebuild projections (${PROJECTIONS.map((p) => p.name).join(', ')}) from the log into a
@@ -174,12 +175,5 @@ function summary(result: ReplayResult, projections: Selected): string {
   return (
     `replayed ${result.records} events (${per}) in ${result.seconds.toFixed(1)} s: ${rate} events/s; ` +
     `${result.rowsWritten} rows written; ${result.failed} records refused\n`
-  );
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
   );
 }
