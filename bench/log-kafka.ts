@@ -93,7 +93,7 @@ export async function consumeNoop(brokers: string, topics: string[], groupId: st
   }
 }
 
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }

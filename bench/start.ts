@@ -76,10 +76,12 @@ export async function benchStart(): Promise<void> {
     });
     report({ figure: 'peak RSS of npm start during the first start', value: memory.peak / GiB, unit: 'GiB', baseline: { name: 'idle node process', value: idle / GiB } });
     const caughtUpRate = { name: 'caught up', value: caughtUp.rps };
-    if (during) report({ figure: 'GET token snapshot during a catch-up', value: during.rps, unit: 'req/s', baseline: caughtUpRate, target: shareOfBaseline(0.5), note: errors(during) });
+    // The load starts once a token answers: early in the catch-up, on a store that holds its first hours.
+    const early = 'loaded early in the catch-up';
+    if (during) report({ figure: 'GET token snapshot during a catch-up', value: during.rps, unit: 'req/s', baseline: caughtUpRate, target: shareOfBaseline(0.5), note: errors(during) ?? early });
     else notMeasured('GET token snapshot during a catch-up', shareOfBaseline(0.5).text, unmeasured);
     const p99Figure = `GET token snapshot p99 during a catch-up, at ${half} req/s (half the caught-up rate)`;
-    if (duringHalf) report({ figure: p99Figure, value: duringHalf.p99, unit: 'ms', target: atMost(50, 'ms'), note: errors(duringHalf) });
+    if (duringHalf) report({ figure: p99Figure, value: duringHalf.p99, unit: 'ms', target: atMost(50, 'ms'), note: errors(duringHalf) ?? early });
     else notMeasured(p99Figure, atMost(50, 'ms').text, unmeasured);
     notMeasured(
       'engine time and RSS over 7/14/30 days × 1×/10× tokens',
