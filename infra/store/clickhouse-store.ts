@@ -13,7 +13,7 @@ import type { Logger } from '../logging.ts';
 import { encodeRowBinary } from './clickhouse-row-binary.ts';
 import { StoreError } from './errors.ts';
 import { assertNoMismatches, assertUnchanged, loadMigrations, schemaMismatches, type LiveColumn } from './migrations.ts';
-import type { AnalyticalStore, AppliedMigration, MigrationResult, QueryOptions, ResultValue, Row } from './port.ts';
+import { resultTypesOf, type AnalyticalStore, type AppliedMigration, type MigrationResult, type QueryOptions, type ResultValue, type Row } from './port.ts';
 import { quoteIdentifier, sql, type Sql } from './sql-literal.ts';
 import { tableOf, validateRows, type Column, type RowOf, type TableRegistry } from './table.ts';
 
@@ -158,7 +158,7 @@ export class ClickHouseStore<T extends TableRegistry> implements AnalyticalStore
   async query<R extends Row = Row>(statement: Sql, options?: QueryOptions): Promise<R[]> {
     const text = statement.render('clickhouse');
     this.assertOpen();
-    const types = { ...Object.fromEntries(statement.resultTypes), ...options?.types };
+    const types = resultTypesOf(statement, options);
     return this.track(async () => {
       let response: { meta?: { name: string; type: string }[]; data: Record<string, unknown>[] };
       try {

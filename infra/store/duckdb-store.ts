@@ -8,7 +8,7 @@ import {
   schemaMismatches,
   type LiveColumn,
 } from './migrations.ts';
-import type { AnalyticalStore, AppliedMigration, MigrationResult, QueryOptions, ResultValue, Row } from './port.ts';
+import { resultTypesOf, type AnalyticalStore, type AppliedMigration, type MigrationResult, type QueryOptions, type ResultValue, type Row } from './port.ts';
 import { quoteIdentifier, sql, type Sql } from './sql-literal.ts';
 import { naturalKey, tableOf, validateRows, type Column, type LogicalType, type RowOf, type TableDef, type TableRegistry } from './table.ts';
 
@@ -136,7 +136,7 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   }
 
   async query<R extends Row = Row>(statement: Sql, options?: QueryOptions): Promise<R[]> {
-    return this.queryText(statement.render('duckdb'), { ...Object.fromEntries(statement.resultTypes), ...options?.types });
+    return this.queryText(statement.render('duckdb'), resultTypesOf(statement, options));
   }
 
   /** A statement rendered already (by a RemoteStore of another thread); `types` as QueryOptions'. */

@@ -68,3 +68,8 @@ export interface AnalyticalStore<T extends TableRegistry = TableRegistry> {
   /** Waits for writes in progress and releases the connection; later calls fail with STORE_CLOSED. */
   close(): Promise<void>;
 }
+
+/** The logical types of a statement's result columns: the statement's own, overridden by the caller's. */
+export function resultTypesOf(statement: Sql, options?: QueryOptions): Record<string, LogicalType> {
+  return { ...Object.fromEntries(statement.resultTypes), ...options?.types };
+}

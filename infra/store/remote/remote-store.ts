@@ -1,12 +1,13 @@
 import type { MessagePort } from 'node:worker_threads';
 import { StoreError, type StoreErrorCode } from '../errors.ts';
-import type { AnalyticalStore, AppliedMigration, MigrationResult, QueryOptions, Row } from '../port.ts';
+import { resultTypesOf, type AnalyticalStore, type AppliedMigration, type MigrationResult, type QueryOptions, type Row } from '../port.ts';
 import type { Sql } from '../sql-literal.ts';
 import type { TableRegistry } from '../table.ts';
 import type { StoreFailure, StoreReply, StoreRequest } from './protocol.ts';
 
 type Pending = { resolve(value: unknown): void; reject(err: Error): void };
-type RequestBody = StoreRequest extends infer R ? (R extends StoreRequest ? Omit<R, 'id'> : never) : never;
+/** A request before it gets its id (Omit over each member of the union). */
+type RequestBody = StoreRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
 /**
  * The store of another thread of this process (served there by serveStore), for the roles
@@ -47,8 +48,7 @@ export class RemoteStore<T extends TableRegistry> implements AnalyticalStore<T> 
 
   async query<R extends Row = Row>(statement: Sql, options?: QueryOptions): Promise<R[]> {
     const text = statement.render('duckdb');
-    const types = { ...Object.fromEntries(statement.resultTypes), ...options?.types };
-    return this.request({ op: 'query', text, types }) as Promise<R[]>;
+    return this.request({ op: 'query', text, types: resultTypesOf(statement, options) }) as Promise<R[]>;
   }
 
   async ping(): Promise<boolean> {
