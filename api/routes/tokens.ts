@@ -4,7 +4,6 @@ import type { AnalogSummary } from '../../processors/quant-engine/contracts.ts';
 import { FEATURE_NAMES } from '../../processors/quant-engine/features/definitions.ts';
 import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
-import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
 import { scan, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { listTokens, snapshotAsOf, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
@@ -37,6 +36,7 @@ import {
 import { ANALOG_REFRESH_MS, AnalogIndex } from '../services/analog-index.ts';
 import { PointInTime } from '../services/point-in-time.ts';
 import { READ_CACHE_TTL_MS, ReadCache } from '../services/read-cache.ts';
+import { SnapshotViews } from '../services/snapshot-views.ts';
 import { SNAPSHOT_CACHE_TTL_MS, TokenSnapshots } from '../services/token-snapshots.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
@@ -112,6 +112,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
    */
   const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
   const listings = new ReadCache<WireJson>({ now });
+  const views = new SnapshotViews({ store, now });
   const pointInTime = new PointInTime({ store, now });
 
   /**
@@ -225,14 +226,15 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       'then by token id) and paginated with a keyset cursor. The time is `as_of` when given; otherwise the newest time up to which ' +
       'every snapshot is stored (the history may still be storing the newest step). `next_cursor` carries the first page\'s `as_of`, ' +
       'so every page reads the same snapshots and following it visits each token exactly once while new snapshots arrive. ' +
-      `Identical requests within ${READ_CACHE_TTL_MS / 1000} s share one answer.`,
+      `The settled time is read at most once in ${READ_CACHE_TTL_MS / 1000} s and identical requests within ${READ_CACHE_TTL_MS / 1000} s ` +
+      `share one answer, so a live listing is at most ${(2 * READ_CACHE_TTL_MS) / 1000} s behind the store.`,
     query: TokensQuerySchema,
     response: { schema: TokenListSchema, description: 'One page of tokens.' },
     handler: async ({ query }) => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
       return listings.get(`tokens ${JSON.stringify(query)}`, async () => {
         const { as_of: _, ...listing } = query;
-        const page = await listTokens(store, { ...listing, asOf });
+        const page = await listTokens(views, { ...listing, asOf });
         const tokens = await directory.rows(page.rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({
@@ -259,7 +261,8 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       'newest time up to which every snapshot is stored; Free keys scan the snapshots as they were ' +
       `${PLANS.free.features.scannerDelayMinutes} minutes ago (\`delayed_minutes\`), and an \`as_of\` later than that answers 400 VALIDATION. ` +
       `Defaults: \`limit\` ${SCAN_DEFAULT_LIMIT}; without a preset, sort by \`${SCAN_DEFAULT_SORT}\` ${SCAN_DEFAULT_SORT_DIR}. ` +
-      `Identical scans of the same plan within ${READ_CACHE_TTL_MS / 1000} s share one answer.\n\n${SCAN_PRESET_TABLE}`,
+      `Identical scans of the same plan within ${READ_CACHE_TTL_MS / 1000} s share one answer; with the settled time, read at most ` +
+      `once in ${READ_CACHE_TTL_MS / 1000} s, a live scan is at most ${(2 * READ_CACHE_TTL_MS) / 1000} s behind the store.\n\n${SCAN_PRESET_TABLE}`,
     body: ScanBodySchema,
     response: { schema: ScanResultSchema, description: 'The passing tokens.' },
     handler: async ({ body, ctx }) => {
@@ -277,9 +280,9 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       const delayedMinutes = PLANS[keyOf(ctx).plan].features.scannerDelayMinutes;
       const asked = await pointInTime.check(body.as_of, 'body.as_of', delayedMinutes * 60_000);
       return listings.get(`scan ${delayedMinutes} ${JSON.stringify(body)}`, async () => {
-        const settled = asked ?? (await settledSnapshotTime(store));
+        const settled = asked ?? (await views.settledTime());
         const asOf = asked ?? (delayedMinutes === 0 || settled === null ? settled : Math.min(settled, now() - delayedMinutes * 60_000));
-        const rows = await scan(store, query, asOf);
+        const rows = await scan(views, query, asOf);
         const tokens = await directory.rows(rows.map((r) => r.tokenId));
         return new WireJson(
           renderWire({

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { float64, sql, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { sql, type Sql } from '../../infra/store/sql-literal.ts';
 
 /**
  * What the quant read models share: their typed errors, the opaque keyset cursor and the
@@ -108,24 +108,9 @@ export function known(condition: Sql): Sql {
   return sql`coalesce(${condition}, ${false})`;
 }
 
-const DIRECTION: Readonly<Record<SortDir, Sql>> = { asc: sql`ASC`, desc: sql`DESC` };
-const AFTER: Readonly<Record<SortDir, Sql>> = { asc: sql`>`, desc: sql`<` };
-
 /** Refuses a direction other than asc or desc, which may arrive unchecked from a caller. */
 export function checkDir(dir: string): asserts dir is SortDir {
-  if (!Object.hasOwn(DIRECTION, dir)) throw new ReadModelError('INVALID_ARGUMENT', 'dir must be asc or desc');
-}
-
-/** ORDER BY a nullable sort column in `dir` with NULLs last, then the id ascending. */
-export function nullsLastOrder(sort: SqlFragment, id: SqlFragment, dir: SortDir): Sql {
-  return sql`${sort} IS NULL ASC, ${sort} ${DIRECTION[dir]}, ${id} ASC`;
-}
-
-/** Rows strictly after `position` in the order of nullsLastOrder. */
-export function nullsLastAfter(sort: SqlFragment, id: SqlFragment, dir: SortDir, position: KeysetPosition): Sql {
-  if (position.value === null) return sql`(${sort} IS NULL AND ${id} > ${position.id})`;
-  const v = float64(position.value);
-  return sql`(${known(sql`${sort} ${AFTER[dir]} ${v}`)} OR ${known(sql`${sort} = ${v} AND ${id} > ${position.id}`)} OR ${sort} IS NULL)`;
+  if (dir !== 'asc' && dir !== 'desc') throw new ReadModelError('INVALID_ARGUMENT', 'dir must be asc or desc');
 }
 
 /** Joins conditions with AND; TRUE when there are none. */

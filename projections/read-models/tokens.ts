@@ -1,58 +1,11 @@
-import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
+import { column, columns, int64, sql, table } from '../../infra/store/sql-literal.ts';
 import type { Chain } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
-import { tokens } from '../tables.ts';
-import { isRuleField, latestSnapshots, RULE_FIELDS, snapshotHistory, snapshotRecords, type RuleField } from '../tables/quant.ts';
-import { latestHistoryAsOf, settledSnapshotTime } from './as-of.ts';
-import {
-  allOf,
-  checkDir,
-  checkLimit,
-  decodeCursor,
-  encodeCursor,
-  filtersHash,
-  nullsLastAfter,
-  nullsLastOrder,
-  ReadModelError,
-  type Page,
-  type ReadStore,
-  type SortDir,
-} from './cursor.ts';
+import { isRuleField, latestSnapshots, snapshotRecords, type RuleField } from '../tables/quant.ts';
+import { checkDir, checkLimit, decodeCursor, encodeCursor, filtersHash, ReadModelError, type Page, type ReadStore, type SortDir } from './cursor.ts';
+import { readerOf, type RuleFieldRow, type SnapshotSource } from './snapshot-views.ts';
 
-/**
- * A token's snapshot as the token list and the scanner return it: its rule fields, from
- * their columns. latest_snapshots and snapshot_history both have these columns, so the live
- * and the delayed scan give rows of this one shape; the full record is not read (a list page
- * would parse about 4 KB of JSON per row for values the columns already hold).
- */
-export interface RuleFieldRow {
-  tokenId: string;
-  /** Snapshot time, epoch ms. */
-  ts: number;
-  chain: string;
-  narrative: string;
-  divergenceState: string;
-  /** Every rule field (scores, then features), null where not available. */
-  values: Record<RuleField, number | null>;
-}
-
-export const RULE_FIELD_ROW_COLUMNS = ['token_id', 'ts', 'chain', 'narrative', 'divergence_state', ...RULE_FIELDS] as const;
-
-export type RuleFieldResult = { token_id: string; ts: number; chain: string; narrative: string; divergence_state: string } & Record<
-  RuleField,
-  number | null
->;
-
-export function toRuleFieldRow(row: RuleFieldResult): RuleFieldRow {
-  return {
-    tokenId: row.token_id,
-    ts: row.ts,
-    chain: row.chain,
-    narrative: row.narrative,
-    divergenceState: row.divergence_state,
-    values: Object.fromEntries(RULE_FIELDS.map((f) => [f, row[f]])) as Record<RuleField, number | null>,
-  };
-}
+export type { RuleFieldRow } from './snapshot-views.ts';
 
 export interface ListTokensQuery {
   sort: string;
@@ -74,34 +27,22 @@ export interface ListTokensQuery {
 export const MAX_TOKENS_LIMIT = 100;
 export const MAX_Q_LENGTH = 64;
 
-/**
- * The rule field `name` as a column, refusing anything outside the allow-list. Rule fields
- * have the same column names in latest_snapshots and snapshot_history.
- */
-export function ruleFieldColumn(
-  name: string,
-  def: typeof latestSnapshots | typeof snapshotHistory = latestSnapshots,
-): { field: RuleField; column: SqlFragment } {
+/** The rule field `name`, refusing anything outside the allow-list. */
+export function checkRuleField(name: string): RuleField {
   if (!isRuleField(name)) throw new ReadModelError('INVALID_FIELD', `unknown rule field ${JSON.stringify(name)}`);
-  return { field: name, column: column(def, name) };
-}
-
-/** `haystack` contains `needle` (already lower-case), ignoring case. */
-function containsLower(haystack: SqlFragment, needle: string): SqlFragment {
-  return byDialect({
-    clickhouse: sql`position(lowerUTF8(${haystack}), ${needle}) > 0`,
-    duckdb: sql`strpos(lower(${haystack}), ${needle}) > 0`,
-  });
+  return name;
 }
 
 /**
  * Tokens with their scores (GET /v1/quant/tokens) as of one time: each token's latest
  * snapshot at or before it, from snapshot_history. Keyset-paginated on (sort value, token id)
- * with NULLs last; the cursor carries the time of the first page, so every page reads the
+ * with nulls last; the cursor carries the time of the first page, so every page reads the
  * same snapshots and a full pagination visits each token exactly once while new ones arrive.
+ * The symbol `q` matches is the latest snapshot's, the name the token metadata's (neither is
+ * kept over time; both rarely change).
  */
-export async function listTokens(store: ReadStore, query: ListTokensQuery): Promise<Page<RuleFieldRow>> {
-  const { field, column: sortColumn } = ruleFieldColumn(query.sort, snapshotHistory);
+export async function listTokens(source: SnapshotSource, query: ListTokensQuery): Promise<Page<RuleFieldRow>> {
+  const field = checkRuleField(query.sort);
   checkDir(query.dir);
   checkLimit(query.limit, MAX_TOKENS_LIMIT);
   if (query.q !== undefined && query.q.length > MAX_Q_LENGTH) {
@@ -111,40 +52,30 @@ export async function listTokens(store: ReadStore, query: ListTokensQuery): Prom
   const ordering = `tokens:${field}:${query.dir}`;
   const filters = filtersHash({ narrative: query.narrative, chain: query.chain, q });
   const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ordering, filters, query.asOf);
-  const asOf = cursor !== undefined ? cursor.asOf : (query.asOf ?? (await settledSnapshotTime(store)));
+  const reader = readerOf(source);
+  const asOf = cursor !== undefined ? cursor.asOf : (query.asOf ?? (await reader.settledTime()));
   const empty = { rows: [], hasMore: false, nextCursor: null, asOf };
   if (asOf === null) return empty;
-  const asOfRows = await latestHistoryAsOf(store, RULE_FIELD_ROW_COLUMNS, asOf);
-  if (asOfRows === null) return empty;
+  const view = await reader.viewAsOf(asOf);
+  if (view === null) return empty;
 
-  const id = column(snapshotHistory, 'token_id');
-  const where: Sql[] = [];
-  if (query.narrative !== undefined) where.push(sql`${column(snapshotHistory, 'narrative')} = ${query.narrative}`);
-  if (query.chain !== undefined) where.push(sql`${column(snapshotHistory, 'chain')} = ${query.chain}`);
-  if (q !== undefined && q !== '') {
-    // The symbol as of the latest snapshot, the name from the token metadata (neither is kept
-    // over time; both rarely change); subqueries need no join, which 18.16 restricts.
-    const symbol = sql`SELECT ${column(latestSnapshots, 'token_id')} FROM ${table(latestSnapshots)} WHERE ${containsLower(column(latestSnapshots, 'symbol'), q)}`;
-    const named = sql`SELECT ${column(tokens, 'token_id')} FROM ${table(tokens)} WHERE ${containsLower(column(tokens, 'name'), q)}`;
-    where.push(sql`(${id} IN (${symbol}) OR ${id} IN (${named}))`);
+  const text = q === undefined || q === '' ? undefined : await reader.searchText();
+  const passes = (row: RuleFieldRow): boolean =>
+    (query.narrative === undefined || row.narrative === query.narrative) &&
+    (query.chain === undefined || row.chain === query.chain) &&
+    (text === undefined || text.symbols.get(row.tokenId)?.includes(q!) === true || text.names.get(row.tokenId)?.includes(q!) === true);
+  const order = view.ordered(field, query.dir);
+  const rows: RuleFieldRow[] = [];
+  for (let i = cursor === undefined ? 0 : view.indexAfter(field, query.dir, cursor.position); i < order.length && rows.length <= query.limit; i++) {
+    if (passes(order[i])) rows.push(order[i]);
   }
-  if (cursor !== undefined) where.push(nullsLastAfter(sortColumn, id, query.dir, cursor.position));
-
-  const rows = await store.query<RuleFieldResult>(
-    sql`SELECT ${columns(snapshotHistory, RULE_FIELD_ROW_COLUMNS)} FROM (${asOfRows}) AS as_of WHERE ${allOf(where)}
-        ORDER BY ${nullsLastOrder(sortColumn, id, query.dir)} LIMIT ${int64(query.limit + 1)}`,
-  );
   const hasMore = rows.length > query.limit;
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
-  const lastValue = last?.[field];
   return {
-    rows: page.map(toRuleFieldRow),
+    rows: page,
     hasMore,
-    nextCursor:
-      hasMore && last
-        ? encodeCursor(ordering, filters, { value: typeof lastValue === 'number' ? lastValue : null, id: last.token_id }, asOf)
-        : null,
+    nextCursor: hasMore && last ? encodeCursor(ordering, filters, { value: last.values[field], id: last.tokenId }, asOf) : null,
     asOf,
   };
 }

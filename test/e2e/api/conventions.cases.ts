@@ -77,13 +77,17 @@ export function conventionCases(world: () => ApiWorld): void {
       world().expectError(await world().request('GET', '/v1/key', { key }), 403, 'FORBIDDEN');
     });
 
-    it('follows next_cursor to the end visiting every row once while new rows arrive and every sort value moves', async () => {
+    it('follows next_cursor to the end visiting every row once while newer snapshots arrive and move every sort value', async () => {
       const { store } = world();
       const narrative = 'pagination-check';
       const [template] = await store.query<LatestSnapshotRow>(sql`SELECT ${columns(latestSnapshots)} FROM ${table(latestSnapshots)} LIMIT 1`);
       const [tokenTemplate] = await store.query<TokenRow>(sql`SELECT ${columns(tokens)} FROM ${table(tokens)} WHERE token_id = ${template.token_id}`);
       const settled = await settledSnapshotTime(store);
       if (settled === null) return expect.fail('the world has snapshots');
+      // The listing's time: after the settled time, so no snapshot this case writes is in what
+      // other cases read live, and a time of this case's own (the history up to the settled time
+      // is complete, and the API keeps its views of such times).
+      const asOf = settled + 1_000;
       // Rows of a narrative of their own, so the other cases' counts are untouched; some momenta tie.
       // Written as the projections write a snapshot: the latest per token, and the history.
       const add = async (ids: string[], momentum: (i: number) => number | null, ts: number) => {
@@ -98,33 +102,32 @@ export function conventionCases(world: () => ApiWorld): void {
         await store.upsert('snapshot_records', snapshots.map(snapshotRecordRow));
       };
       const before = Array.from({ length: 20 }, (_, i) => `tk_pg${String(i).padStart(3, '0')}`);
-      await add(before, (i) => (i % 5 === 4 ? null : Math.floor(i / 2) * 10), settled);
+      await add(before, (i) => (i % 5 === 4 ? null : Math.floor(i / 2) * 10), asOf);
 
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const query: string = `/v1/quant/tokens?narrative=${narrative}&sort=momentum&dir=desc&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const query: string = `/v1/quant/tokens?narrative=${narrative}&sort=momentum&dir=desc&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : `&as_of=${asOf / 1000}`}`;
         const res = await world().request('GET', query);
         expect(res.status).toBe(200);
         expect(res.body.object).toBe('list');
         // Every page answers as of the first page's time.
-        expect(res.body.as_of).toBe(new Date(settled).toISOString());
+        expect(res.body.as_of).toBe(new Date(asOf).toISOString());
         seen.push(...res.body.data.map((row: { token: { id: string } }) => row.token.id));
         cursor = res.body.next_cursor;
         expect(cursor === null).toBe(!res.body.has_more);
         pages++;
-        // After the first page, rows arrive both ahead of the reader (momentum 5) and behind it (99),
-        // and each later page finds every momentum moved by a newer snapshot (the observed bug: the
-        // sort key moving between pages made a cursor skip some tokens and repeat others).
-        if (pages === 1) await add(['tk_pgnewa', 'tk_pgnewb'], (i) => (i === 0 ? 5 : 99), settled);
-        await add(before, (i) => ((i * 37 + pages * 23) % 100), settled + pages * 5 * 60_000);
+        // After the first page, new tokens arrive after the listing's time, one ahead of the reader
+        // (momentum 5) and one behind it (99), and each later page finds every momentum moved by a
+        // newer snapshot (the observed bug: the sort key moving between pages made a cursor skip
+        // some tokens and repeat others).
+        if (pages === 1) await add(['tk_pgnewa', 'tk_pgnewb'], (i) => (i === 0 ? 5 : 99), asOf + 1_000);
+        await add(before, (i) => ((i * 37 + pages * 23) % 100), asOf + pages * 5 * 60_000);
       } while (cursor !== null);
 
       expect(new Set(seen).size).toBe(seen.length);
-      expect([...seen].filter((id) => before.includes(id)).sort()).toEqual([...before].sort());
-      expect(seen).toContain('tk_pgnewa');
-      expect(seen).not.toContain('tk_pgnewb');
+      expect([...seen].sort()).toEqual([...before].sort());
       // Nulls last, then by id.
       expect(seen.slice(-4)).toEqual(['tk_pg004', 'tk_pg009', 'tk_pg014', 'tk_pg019']);
     });
