@@ -9,6 +9,7 @@ import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent, type PlanName } from '../schemas/records.ts';
+import { RefreshedLookup } from './services/refreshed-lookup.ts';
 
 /** Live keys: the fixed prefix and 32 random bytes in base64url (43 characters). */
 export const API_KEY_PREFIX = 'svc_live_';
@@ -66,8 +67,6 @@ const Plan = z.enum(PLAN_NAMES);
 /** How long a found key is served from memory: the bound on how late a revoke takes effect. */
 export const KEY_CACHE_TTL_MS = 1_000;
 const KEY_CACHE_MAX = 10_000;
-/** Hashes per statement when the cached keys are read again. */
-const READ_CHUNK = 1_000;
 
 export interface KeyServiceOptions {
   store: AnalyticalStore<ProjectionTables>;
@@ -83,68 +82,29 @@ export interface KeyServiceOptions {
  */
 export class KeyService {
   private readonly store: AnalyticalStore<ProjectionTables>;
-  private readonly now: () => number;
-  private readonly ttlMs: number;
-  /** Keys found, by hash; all of them read again at most ttlMs apart (refresh()). */
-  private readonly cache = new Map<string, ApiKey>();
-  private checkedAt = -Infinity;
-  private refreshing: Promise<void> | undefined;
+  private readonly keys: RefreshedLookup<ApiKey>;
 
   constructor({ store, now = Date.now, ttlMs = KEY_CACHE_TTL_MS }: KeyServiceOptions) {
     this.store = store;
-    this.now = now;
-    this.ttlMs = ttlMs;
+    this.keys = new RefreshedLookup({ read: (hashes) => this.read(hashes), now, ttlMs, max: KEY_CACHE_MAX });
   }
 
   async findByHash(hash: string): Promise<ApiKey | null> {
-    if (this.now() - this.checkedAt >= this.ttlMs) await this.refresh();
-    const cached = this.cache.get(hash);
-    if (cached) return cached;
-    const found = await this.read([hash]);
-    const key = found.get(hash);
-    if (key === undefined) return null;
-    // Map order is insertion order: dropping the first entry drops the oldest.
-    if (this.cache.size >= KEY_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(hash, key);
-    return key;
-  }
-
-  /**
-   * Reads every cached key again, in one statement per thousand keys: a revocation or a plan
-   * change applies within ttlMs, and the store sees a few statements per ttlMs however many
-   * requests and keys there are (one statement per request once the keys outnumber what a
-   * per-key expiry keeps warm). Concurrent callers share one refresh.
-   */
-  private refresh(): Promise<void> {
-    this.refreshing ??= (async () => {
-      const startedAt = this.now();
-      const hashes = [...this.cache.keys()];
-      const fresh = await this.read(hashes);
-      for (const hash of hashes) {
-        const key = fresh.get(hash);
-        if (key) this.cache.set(hash, key);
-        else this.cache.delete(hash);
-      }
-      this.checkedAt = startedAt;
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
+    return (await this.keys.get([hash])).get(hash) ?? null;
   }
 
   private async read(hashes: readonly string[]): Promise<Map<string, ApiKey>> {
     const found = new Map<string, ApiKey>();
-    for (let i = 0; i < hashes.length; i += READ_CHUNK) {
-      const rows = await this.store.query<ApiKeyRow>(
-        sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} IN ${list(hashes.slice(i, i + READ_CHUNK))}`,
-      );
-      const teamIds = [...new Set(rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])))];
-      const names = teamIds.length === 0 ? new Map<string, string>() : await teamNames(this.store, teamIds);
-      for (const row of rows) {
-        const key = toApiKey(row);
-        if (row.team_id !== null) key.team = { id: row.team_id, name: names.get(row.team_id) ?? null };
-        found.set(row.hash, key);
-      }
+    if (hashes.length === 0) return found;
+    const rows = await this.store.query<ApiKeyRow>(
+      sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} IN ${list(hashes)}`,
+    );
+    const teamIds = [...new Set(rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])))];
+    const names = teamIds.length === 0 ? new Map<string, string>() : await teamNames(this.store, teamIds);
+    for (const row of rows) {
+      const key = toApiKey(row);
+      if (row.team_id !== null) key.team = { id: row.team_id, name: names.get(row.team_id) ?? null };
+      found.set(row.hash, key);
     }
     return found;
   }

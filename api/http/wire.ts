@@ -26,11 +26,12 @@ export function renderWire(value: object): string {
   return JSON.stringify(toWire(value));
 }
 
-/** `rendered` (a JSON object's text) with `members` added last, in wire form. */
+/** `rendered` (a JSON object's text) with `members` added last, in wire form; a WireJson member goes in as it is. */
 export function withMembers(rendered: string, members: Record<string, unknown>): WireJson {
   let text = rendered.slice(0, -1);
   for (const [key, value] of Object.entries(members)) {
-    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(wireName(key))}:${JSON.stringify(toWire(value))}`;
+    const json = value instanceof WireJson ? value.text : JSON.stringify(toWire(value));
+    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(wireName(key))}:${json}`;
   }
   return new WireJson(`${text}}`);
 }

@@ -103,6 +103,8 @@ function presentSnapshot(
   };
 }
 
+const LIST_HEADER = renderWire(header('list'));
+
 export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps): RouteGroup {
   const analogIndex = new AnalogIndex({ store, logger });
   const snapshots = new TokenSnapshots({ store, now });
@@ -113,6 +115,25 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
   const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
   const listings = new ReadCache<WireJson>({ now });
   const views = new SnapshotViews({ store, now });
+  /**
+   * Each row of a view rendered once, for as long as the view and the token's metadata are the
+   * same objects: listings of every sort, filter and limit share the rows of one view, and
+   * rendering them was most of a listing's work.
+   */
+  const renderedScores = new WeakMap<RuleFieldRow, { token: TokenRow | undefined; json: string }>();
+  async function renderScores(rows: readonly RuleFieldRow[]): Promise<WireJson> {
+    const tokens = await directory.rows(rows.map((r) => r.tokenId));
+    const parts = rows.map((row) => {
+      const token = tokens.get(row.tokenId);
+      let cached = renderedScores.get(row);
+      if (cached === undefined || cached.token !== token) {
+        cached = { token, json: renderWire(presentTokenScore(row, tokens)) };
+        renderedScores.set(row, cached);
+      }
+      return cached.json;
+    });
+    return new WireJson(`[${parts.join(',')}]`);
+  }
   const pointInTime = new PointInTime({ store, now });
 
   /**
@@ -235,16 +256,12 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
       return listings.get(`tokens ${JSON.stringify(query)}`, async () => {
         const { as_of: _, ...listing } = query;
         const page = await listTokens(views, { ...listing, asOf });
-        const tokens = await directory.rows(page.rows.map((r) => r.tokenId));
-        return new WireJson(
-          renderWire({
-            ...header('list'),
-            data: page.rows.map((row) => presentTokenScore(row, tokens)),
-            hasMore: page.hasMore,
-            nextCursor: page.nextCursor,
-            asOf: iso(page.asOf),
-          }),
-        );
+        return withMembers(LIST_HEADER, {
+          data: await renderScores(page.rows),
+          hasMore: page.hasMore,
+          nextCursor: page.nextCursor,
+          asOf: iso(page.asOf),
+        });
       });
     },
   });
@@ -283,8 +300,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
         const settled = asked ?? (await views.settledTime());
         const asOf = asked ?? (delayedMinutes === 0 || settled === null ? settled : Math.min(settled, now() - delayedMinutes * 60_000));
         const rows = await scan(views, query, asOf);
-        const tokens = await directory.rows(rows.map((r) => r.tokenId));
-        return new WireJson(
+        return withMembers(
           renderWire({
             ...header('scan'),
             preset: body.preset ?? null,
@@ -297,8 +313,8 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
             asOf: iso(asOf),
             delayedMinutes,
             count: rows.length,
-            data: rows.map((row) => presentTokenScore(row, tokens)),
           }),
+          { data: await renderScores(rows) },
         );
       });
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { issuesOf, singleValuedQuery } from '../../api/http/validate.ts';
-import { renderWire, toWire, withMembers, wireJsonSchema, wireName } from '../../api/http/wire.ts';
+import { renderWire, toWire, withMembers, WireJson, wireJsonSchema, wireName } from '../../api/http/wire.ts';
 
 describe('wire form', () => {
   it('renames camelCase to snake_case, splitting a unit off its number, and leaves snake_case alone', () => {
@@ -23,6 +23,11 @@ describe('wire form', () => {
     const perRequest = { freshness: { ageMs: 12, staleReasons: [] } };
     expect(JSON.parse(withMembers(renderWire(shared), perRequest).text)).toEqual(toWire({ ...shared, ...perRequest }));
     expect(JSON.parse(withMembers(renderWire({}), perRequest).text)).toEqual(toWire(perRequest));
+  });
+
+  it('adds a member already rendered as it is, without renaming inside it', () => {
+    const rendered = new WireJson('[{"keptAsIs":1}]');
+    expect(withMembers(renderWire({ hasMore: true }), { dataRows: rendered }).text).toBe('{"has_more":true,"data_rows":[{"keptAsIs":1}]}');
   });
 
   it('publishes the same names in JSON Schema, leaving enum values and defaults as they are', () => {

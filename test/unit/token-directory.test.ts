@@ -22,12 +22,15 @@ describe('TokenDirectory', () => {
   let store: DuckDbStore<typeof PROJECTION_TABLES>;
   let now = 0;
   let directory: TokenDirectory;
+  let queries: number;
 
   beforeEach(async () => {
     store = await DuckDbStore.open({ path: ':memory:', tables: PROJECTION_TABLES, migrationsDir: migrationsDir('duckdb'), logger: pino({ level: 'silent' }) });
     await store.migrate();
     now = 0;
-    directory = new TokenDirectory({ store, now: () => now, ttlMs: 5_000 });
+    queries = 0;
+    const counting = { query: ((statement: Parameters<typeof store.query>[0]) => (queries++, store.query(statement))) as typeof store.query };
+    directory = new TokenDirectory({ store: counting, now: () => now, ttlMs: 5_000 });
   });
 
   afterEach(async () => {
@@ -48,5 +51,19 @@ describe('TokenDirectory', () => {
     expect((await directory.rows(['tk_b'])).has('tk_b')).toBe(false);
     await store.upsert('tokens', [row('tk_b', 'active', 1)]);
     expect((await directory.rows(['tk_b'])).get('tk_b')?.symbol).toBe('TK_B');
+  });
+
+  it('reads every held row again in one statement once the TTL has passed, and only misses in between', async () => {
+    await store.upsert('tokens', ['tk_a', 'tk_b', 'tk_c'].map((id) => row(id, 'active', 1)));
+    await directory.rows(['tk_a']);
+    await directory.rows(['tk_b', 'tk_c']);
+    expect(queries).toBe(2);
+    await directory.rows(['tk_a', 'tk_b', 'tk_c']);
+    expect(queries).toBe(2);
+    await store.upsert('tokens', ['tk_a', 'tk_b', 'tk_c'].map((id) => row(id, 'dead', 2)));
+    now = 5_000;
+    const rows = await directory.rows(['tk_a', 'tk_b', 'tk_c']);
+    expect([...rows.values()].map((r) => r.status)).toEqual(['dead', 'dead', 'dead']);
+    expect(queries).toBe(3);
   });
 });

@@ -1,0 +1,75 @@
+/** Keys per read when the held values are read again. */
+const READ_CHUNK = 1_000;
+
+export interface RefreshedLookupOptions<V> {
+  /** The values of `keys` that exist, by key; at most READ_CHUNK keys a call. */
+  read: (keys: readonly string[]) => Promise<Map<string, V>>;
+  now: () => number;
+  /** The bound on how late a change of a held value shows. */
+  ttlMs: number;
+  /** Values held at most; past it the oldest is dropped. */
+  max: number;
+}
+
+/**
+ * Values found by key (API keys, token metadata), held in memory and all read again together
+ * once `ttlMs` has passed: a change shows at most `ttlMs` after the store has it, and the store
+ * sees one read per thousand held values per `ttlMs`, however many requests and keys there are
+ * (an expiry per value costs a read per request once the values outnumber what requests keep
+ * warm). Keys not found are not held, so a new value shows as soon as it is stored. Concurrent
+ * callers share one refresh.
+ */
+export class RefreshedLookup<V> {
+  private readonly options: RefreshedLookupOptions<V>;
+  private readonly held = new Map<string, V>();
+  private checkedAt = -Infinity;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(options: RefreshedLookupOptions<V>) {
+    this.options = options;
+  }
+
+  /** The values of `keys` that exist, by key; one read for those not held. */
+  async get(keys: readonly string[]): Promise<Map<string, V>> {
+    if (this.options.now() - this.checkedAt >= this.options.ttlMs) await this.refresh();
+    const found = new Map<string, V>();
+    const missing: string[] = [];
+    for (const key of new Set(keys)) {
+      const value = this.held.get(key);
+      if (value === undefined) missing.push(key);
+      else found.set(key, value);
+    }
+    for (const [key, value] of await this.read(missing)) {
+      // Map order is insertion order: dropping the first entry drops the oldest.
+      if (this.held.size >= this.options.max) this.held.delete(this.held.keys().next().value as string);
+      this.held.set(key, value);
+      found.set(key, value);
+    }
+    return found;
+  }
+
+  private refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      const startedAt = this.options.now();
+      const keys = [...this.held.keys()];
+      const fresh = await this.read(keys);
+      for (const key of keys) {
+        const value = fresh.get(key);
+        if (value === undefined) this.held.delete(key);
+        else this.held.set(key, value);
+      }
+      this.checkedAt = startedAt;
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async read(keys: readonly string[]): Promise<Map<string, V>> {
+    const found = new Map<string, V>();
+    for (let i = 0; i < keys.length; i += READ_CHUNK) {
+      for (const [key, value] of await this.options.read(keys.slice(i, i + READ_CHUNK))) found.set(key, value);
+    }
+    return found;
+  }
+}
