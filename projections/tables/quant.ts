@@ -5,7 +5,8 @@ import { SCORE_NAMES, type ScoreName } from '../../schemas/records/primitives.ts
 /**
  * Tables of the quant read side: the latest snapshot of every token and the signal feed.
  * Rule fields (score names and feature names, spec 2.3) get a nullable float column each so
- * the scanner and the token list filter and sort in SQL; the whole record is kept as JSON
+ * research filters them in SQL and the token list's and the scanner's views read them without
+ * parsing the record; the whole record is kept as JSON
  * because the API returns it as produced, never recomputed.
  */
 
