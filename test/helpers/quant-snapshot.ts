@@ -1,4 +1,6 @@
-import type { QuantActivity, QuantMarket } from '../../schemas/records/quant-scores.ts';
+import type { TokenRow } from '../../projections/tables.ts';
+import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
+import type { QuantActivity, QuantMarket, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 
 /** The market block of a quant snapshot with nothing known; tests spread it and set what they need. */
 export const UNKNOWN_MARKET: Readonly<QuantMarket> = Object.freeze({
@@ -27,3 +29,42 @@ export const UNKNOWN_ACTIVITY: Readonly<QuantActivity> = Object.freeze({
   engagement1h: null,
   engagement24h: null,
 });
+
+/** The metadata of tk_a (AAA, Alpha, on base in memes) as the tokens table holds it, written at `ts`. */
+export function alphaToken(ts: number): TokenRow {
+  return {
+    token_id: 'tk_a',
+    ts,
+    symbol: 'AAA',
+    name: 'Alpha',
+    chain: 'base',
+    address: `0x${'a'.repeat(40)}`,
+    logo_url: null,
+    status: 'active',
+    narrative: 'memes',
+    source_url: null,
+  };
+}
+
+/** A snapshot of `tokenId` at `ts` with nothing known, on base in memes as AAA; `fields` replace what a test needs. */
+export function blankSnapshot(tokenId: string, ts: number, fields: Partial<QuantSnapshot> = {}): QuantSnapshot {
+  return {
+    snapshotId: `snap_${ts.toString(16)}`,
+    tokenId,
+    ts,
+    symbol: 'AAA',
+    chain: 'base',
+    narrative: 'memes',
+    scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, null])) as QuantSnapshot['scores'],
+    scoreDetails: [],
+    activeSignals: [],
+    market: { ...UNKNOWN_MARKET },
+    activity: { ...UNKNOWN_ACTIVITY },
+    divergenceState: 'none',
+    features: {},
+    analogs: null,
+    modelVersions: {},
+    freshness: { updatedAt: ts, sourceLastEventAt: null, marketLastAt: null, sourceLagMs: null, marketLagMs: null, stale: false, staleReasons: [] },
+    ...fields,
+  };
+}

@@ -8,7 +8,7 @@ import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
 import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
-import { UNKNOWN_ACTIVITY, UNKNOWN_MARKET } from '../helpers/quant-snapshot.ts';
+import { alphaToken, blankSnapshot } from '../helpers/quant-snapshot.ts';
 
 /**
  * The API's views of every token's latest snapshot as of a time: which are kept, which are
@@ -19,39 +19,11 @@ const T0 = 1_750_000_200_000 - (1_750_000_200_000 % SNAPSHOT_GRID_MS);
 const STEP = SNAPSHOT_GRID_MS;
 const TTL = 1_000;
 
-const token: TokenRow = {
-  token_id: 'tk_a',
-  ts: T0,
-  symbol: 'AAA',
-  name: 'Alpha',
-  chain: 'base',
-  address: `0x${'a'.repeat(40)}`,
-  logo_url: null,
-  status: 'active',
-  narrative: 'memes',
-  source_url: null,
-};
+const token: TokenRow = alphaToken(T0);
 
-function snapshot(ts: number, symbol = 'AAA'): QuantSnapshot {
-  return {
-    snapshotId: `snap_${ts.toString(16)}`,
-    tokenId: 'tk_a',
-    ts,
-    symbol,
-    chain: 'base',
-    narrative: 'memes',
-    scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, ts === T0 ? null : ts - T0])) as QuantSnapshot['scores'],
-    scoreDetails: [],
-    activeSignals: [],
-    market: { ...UNKNOWN_MARKET },
-    activity: { ...UNKNOWN_ACTIVITY },
-    divergenceState: 'none',
-    features: {},
-    analogs: null,
-    modelVersions: {},
-    freshness: { updatedAt: ts, sourceLastEventAt: null, marketLastAt: null, sourceLagMs: null, marketLagMs: null, stale: false, staleReasons: [] },
-  };
-}
+/** tk_a at `ts`, every score its time since T0 (null at T0). */
+const snapshot = (ts: number, symbol = 'AAA'): QuantSnapshot =>
+  blankSnapshot('tk_a', ts, { symbol, scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, ts === T0 ? null : ts - T0])) as QuantSnapshot['scores'] });
 
 describe('SnapshotViews', () => {
   let store: DuckDbStore<typeof PROJECTION_TABLES>;

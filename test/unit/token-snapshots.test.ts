@@ -6,49 +6,18 @@ import { sql } from '../../infra/store/sql-literal.ts';
 import { latestSnapshotRow } from '../../projections/latest-snapshots.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
-import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
+import { alphaToken, blankSnapshot } from '../helpers/quant-snapshot.ts';
 
 /** The token snapshot endpoints' cache: how late a new snapshot may show, and what is never kept. */
 
 const T0 = 1_750_000_000_000;
 const TTL = 1_000;
 
-const token: TokenRow = {
-  token_id: 'tk_a',
-  ts: T0,
-  symbol: 'AAA',
-  name: 'Alpha',
-  chain: 'base',
-  address: `0x${'a'.repeat(40)}`,
-  logo_url: null,
-  status: 'active',
-  narrative: 'memes',
-  source_url: null,
-};
+const token: TokenRow = alphaToken(T0);
 
-function snapshot(ts: number): QuantSnapshot {
-  return {
-    snapshotId: `snap_${ts.toString(16)}`,
-    tokenId: 'tk_a',
-    ts,
-    symbol: 'AAA',
-    chain: 'base',
-    narrative: 'memes',
-    scores: Object.fromEntries(SCORE_NAMES.map((n) => [n, null])) as QuantSnapshot['scores'],
-    scoreDetails: [],
-    activeSignals: [],
-    market: { ...UNKNOWN_MARKET },
-    activity: { ...UNKNOWN_ACTIVITY },
-    divergenceState: 'none',
-    features: {},
-    analogs: null,
-    modelVersions: {},
-    freshness: { updatedAt: ts, sourceLastEventAt: null, marketLastAt: null, sourceLagMs: null, marketLagMs: null, stale: false, staleReasons: [] },
-  };
-}
+const snapshot = (ts: number): QuantSnapshot => blankSnapshot('tk_a', ts);
 
 describe('TokenSnapshots', () => {
   let store: DuckDbStore<typeof PROJECTION_TABLES>;
