@@ -1,12 +1,14 @@
 import { signalRuleDocs } from '../../processors/quant-engine/signals/rules.ts';
-import { getSignal, signalFeed } from '../../projections/read-models/signals.ts';
+import { getSignal } from '../../projections/read-models/signals.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { presentFiring, presentSignal } from '../../presenters/signal.ts';
 import { header, iso } from '../schemas/common.ts';
 import { SignalDetailQuerySchema, SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
+import { MIRROR_REFRESH_MS } from '../services/hourly-mirror.ts';
 import { PointInTime } from '../services/point-in-time.ts';
+import { SignalFeed } from '../services/signal-feed.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
@@ -14,6 +16,7 @@ import type { RouteGroup } from './group.ts';
 export function signalRoutes({ store, now, tokens: directory }: RouteDeps): RouteGroup {
   const rules = new Map(signalRuleDocs().map((doc) => [doc.ruleVersion, doc]));
   const pointInTime = new PointInTime({ store, now });
+  const signals = new SignalFeed({ store, now });
 
   const feed = defineRoute({
     method: 'GET',
@@ -27,7 +30,8 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
       'below 10^11 seconds, from there on milliseconds. An unknown `token` answers 404. The feed is read as of one time: `as_of` ' +
       'when given, else the newest firing or end stored. As of a time, the feed holds the signals fired by then, each with its ' +
       'status then (a signal that ended later is `active`, `ended_at` null), and `status` filters on that status. `next_cursor` ' +
-      "carries the first page's `as_of`, so every page reads the feed as of the same time.",
+      "carries the first page's `as_of`, so every page reads the feed as of the same time. " +
+      `The feed is served from memory: a signal fired or ended shows here at most ${MIRROR_REFRESH_MS / 1000} s after it reaches the store.`,
     query: SignalFeedQuerySchema,
     errors: ['NOT_FOUND'],
     response: { schema: SignalListSchema, description: 'A page of signals.' },
@@ -39,7 +43,7 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
         if (token === null) throw new ApiError('NOT_FOUND', `no token ${JSON.stringify(query.token)}`);
         tokenId = token.token_id;
       }
-      const page = await signalFeed(store, {
+      const page = await signals.page({
         minScore: query.min_score,
         types: query.signal_type,
         chains: query.chain,

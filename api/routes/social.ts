@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { authorMetrics } from '../../projections/read-models/authors.ts';
 import {
   collectiveActivity,
   getCohort,
@@ -38,6 +37,8 @@ import {
   NarrativeRotationSchema,
   RotationQuerySchema,
 } from '../schemas/social.ts';
+import { MIRROR_REFRESH_MS } from '../services/hourly-mirror.ts';
+import { LatestAuthorMetrics } from '../services/latest-author-metrics.ts';
 import { PointInTime } from '../services/point-in-time.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
@@ -64,6 +65,7 @@ function presentCohortSummary(c: CohortSummary): z.input<typeof CohortSummarySch
 export function socialRoutes({ store, now, tokens: directory }: RouteDeps): RouteGroup {
   const pointInTime = new PointInTime({ store, now });
   const checkAsOf = (query: { as_of?: number }) => pointInTime.check(query.as_of, 'query.as_of');
+  const authors = new LatestAuthorMetrics({ store, now });
 
   const author = defineRoute({
     method: 'GET',
@@ -73,14 +75,15 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     summary: 'Author metrics',
     description:
       "The author's latest point-in-time metrics, or with `as_of` the version in effect then (404 when the author had none yet). " +
-      'The handle is matched case-insensitively, with or without a leading @.',
+      'The handle is matched case-insensitively, with or without a leading @. The latest metrics are served from memory: ' +
+      `a new version shows here at most ${MIRROR_REFRESH_MS / 1000} s after it reaches the store.`,
     params: HandleParamsSchema,
     query: AsOfQuerySchema,
     errors: ['NOT_FOUND'],
     response: { schema: AuthorMetricsSchema, description: "The author's metrics." },
     handler: async ({ params, query }) => {
       const asOf = await checkAsOf(query);
-      const m = await authorMetrics(store, params.handle, asOf);
+      const m = await authors.find(params.handle, asOf);
       if (m === null) throw new ApiError('NOT_FOUND', asOf === undefined ? `no author ${params.handle}` : `no metrics of ${params.handle} by ${iso(asOf)}`);
       return {
         ...header('author_metrics'),

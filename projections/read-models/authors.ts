@@ -1,37 +1,43 @@
 import { z } from 'zod';
-import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { AUTHOR_CONFIDENCE, SectorStrengthSchema, type AuthorMetrics } from '../../schemas/records/quant-social.ts';
-import type { ProjectionTables } from '../tables.ts';
 import { authorMetrics as def, type AuthorMetricsRow } from '../tables/social.ts';
+import type { ReadStore } from './cursor.ts';
 
 const SectorStrengths = z.array(SectorStrengthSchema);
 const Confidence = z.enum(AUTHOR_CONFIDENCE);
+
+/** The handle or author id a request names: without its leading @; null when nothing is left. */
+export function authorName(handleOrId: string): string | null {
+  const name = handleOrId.startsWith('@') ? handleOrId.slice(1) : handleOrId;
+  return name === '' ? null : name;
+}
 
 /**
  * Point-in-time author metrics: the latest version at or before `asOf` (epoch ms; the
  * latest of all when omitted), so a past query never sees a later version. `handleOrId`
  * is a handle with or without a leading @ (matched case-insensitively, as handles are) or
- * an author id. Null when no version of that author exists by then.
+ * an author id. Null when no version of that author exists by then. Should the name match
+ * versions of several authors at the same time, the lowest author id wins.
  */
 export async function authorMetrics(
-  store: AnalyticalStore<ProjectionTables>,
+  store: ReadStore,
   handleOrId: string,
   asOf?: number,
 ): Promise<AuthorMetrics | null> {
-  const name = handleOrId.startsWith('@') ? handleOrId.slice(1) : handleOrId;
-  if (name === '') return null;
+  const name = authorName(handleOrId);
+  if (name === null) return null;
   const until = asOf === undefined ? sql`` : sql`AND ${column(def, 'ts')} <= ${asOf}`;
   const rows = await store.query<AuthorMetricsRow>(
     sql`SELECT ${columns(def)} FROM ${table(def)}
         WHERE (lower(${column(def, 'handle')}) = lower(${name}) OR ${column(def, 'author_id')} = ${name}) ${until}
-        ORDER BY ${column(def, 'ts')} DESC LIMIT 1`,
+        ORDER BY ${column(def, 'ts')} DESC, ${column(def, 'author_id')} ASC LIMIT 1`,
   );
   const row = rows[0];
   return row === undefined ? null : toMetrics(row);
 }
 
-function toMetrics(row: AuthorMetricsRow): AuthorMetrics {
+export function toMetrics(row: AuthorMetricsRow): AuthorMetrics {
   return {
     authorId: row.author_id,
     handle: row.handle,

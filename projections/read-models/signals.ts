@@ -1,4 +1,5 @@
 import { column, columns, float64, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { assertInt64 } from '../../infra/store/table.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { tokens } from '../tables.ts';
@@ -43,7 +44,8 @@ export const MAX_PRIOR_FIRINGS = 20;
 const STATUSES: ReadonlySet<string> = new Set(['active', 'ended', 'all']);
 const SCORES: ReadonlySet<string> = new Set(SCORE_NAMES);
 
-interface SignalResult {
+/** What the feed reads of a signal: its keyset position and its record. */
+export interface SignalResult {
   [name: string]: string | number | null;
   signal_id: string;
   fired_at: number;
@@ -91,37 +93,41 @@ export async function latestSignalEvent(store: ReadStore): Promise<number | null
   return Math.max(row.fired, row.ended ?? row.fired);
 }
 
-function minimum(name: 'market_cap_usd' | 'liquidity_usd' | ScoreName, value: number, what: string): Sql {
+/** Refuses a minimum that is not a finite number. */
+function checkMinimum(value: number, what: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new ReadModelError('INVALID_ARGUMENT', `${what} must be a finite number`);
-  return known(sql`${column(signals, name)} >= ${float64(value)}`);
+}
+
+/** At least `value`; a signal whose value was unknown (NULL) never passes. */
+const atLeast = (name: 'market_cap_usd' | 'liquidity_usd' | ScoreName, value: number): Sql => known(sql`${column(signals, name)} >= ${float64(value)}`);
+
+const FEED_ORDERING = 'signals:fired_at:desc';
+
+/** A feed query that passed the feed's checks: its filters' hash, and what its cursor holds. */
+export interface FeedRequest {
+  query: SignalFeedQuery;
+  filters: string;
+  /** Where the previous page stopped (a fire time and an id) and the time the listing is read as of. */
+  cursor: { position: { value: number; id: string }; asOf: number | null } | undefined;
 }
 
 /**
- * The signal feed (GET /v1/quant/signals) as of one time, newest first, keyset-paginated on
- * (fired_at, signal_id); the cursor carries the time, so later pages see the same statuses.
+ * Refuses what the feed refuses (ReadModelError), before anything is read; the one check of
+ * both feeds, the store's (signalFeed) and the API's in memory, so they refuse alike.
  */
-export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Promise<Page<Signal>> {
+export function checkFeedQuery(query: SignalFeedQuery): FeedRequest {
   checkLimit(query.limit, MAX_SIGNALS_LIMIT);
   if (!STATUSES.has(query.status)) throw new ReadModelError('INVALID_ARGUMENT', 'status must be active, ended or all');
-  const where: Sql[] = [];
   if (query.minScore !== undefined) {
     if (!SCORES.has(query.minScore.score)) {
       throw new ReadModelError('INVALID_FIELD', `unknown score ${JSON.stringify(query.minScore.score)}`);
     }
-    where.push(minimum(query.minScore.score, query.minScore.value, 'min_score'));
+    checkMinimum(query.minScore.value, 'min_score');
   }
-  if (query.types !== undefined && query.types.length > 0) where.push(sql`${column(signals, 'type')} IN ${list(query.types)}`);
-  if (query.chains !== undefined && query.chains.length > 0) {
-    // Signals carry only the token id; the chain is the token's, from its metadata.
-    const onChains = sql`SELECT ${column(tokens, 'token_id')} FROM ${table(tokens)} WHERE ${column(tokens, 'chain')} IN ${list(query.chains)}`;
-    where.push(sql`${column(signals, 'token_id')} IN (${onChains})`);
-  }
-  if (query.marketCap !== undefined) where.push(minimum('market_cap_usd', query.marketCap, 'market_cap'));
-  if (query.liquidity !== undefined) where.push(minimum('liquidity_usd', query.liquidity, 'liquidity'));
-  if (query.createdAfter !== undefined) where.push(sql`${firedAt} > ${int64(query.createdAfter)}`);
-  if (query.tokenId !== undefined) where.push(sql`${column(signals, 'token_id')} = ${query.tokenId}`);
-
-  const ordering = 'signals:fired_at:desc';
+  if (query.marketCap !== undefined) checkMinimum(query.marketCap, 'market_cap');
+  if (query.liquidity !== undefined) checkMinimum(query.liquidity, 'liquidity');
+  // Refused as its SQL literal refuses it (a time beyond 2^53 ms), so the feed in memory fails as the store's does.
+  if (query.createdAfter !== undefined) assertInt64(query.createdAfter, 'int64 literal');
   const filters = filtersHash({
     minScore: query.minScore,
     types: query.types,
@@ -132,28 +138,68 @@ export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Prom
     status: query.status,
     tokenId: query.tokenId,
   });
-  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ordering, filters, query.asOf);
-  if (cursor !== undefined) {
-    const after = cursor.position;
-    if (after.value === null || !Number.isSafeInteger(after.value)) throw new ReadModelError('INVALID_CURSOR', 'invalid cursor');
+  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor, FEED_ORDERING, filters, query.asOf);
+  if (cursor === undefined) return { query, filters, cursor };
+  const { value, id } = cursor.position;
+  if (value === null || !Number.isSafeInteger(value)) throw new ReadModelError('INVALID_CURSOR', 'invalid cursor');
+  return { query, filters, cursor: { position: { value, id }, asOf: cursor.asOf } };
+}
+
+/** The time a feed request is read as of: its cursor's, else the `asOf` asked, else the newest event of the feed. */
+export async function feedTime(request: FeedRequest, newestEvent: () => Promise<number | null>): Promise<number | null> {
+  if (request.cursor !== undefined) return request.cursor.asOf;
+  return request.query.asOf ?? (await newestEvent());
+}
+
+/** A page of the feed from its matching rows in order, at most `limit` + 1 (the extra one tells that more follow). */
+export function feedPage(rows: readonly SignalResult[], request: FeedRequest, asOf: number | null): Page<Signal> {
+  const { limit } = request.query;
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    rows: asOf === null ? [] : page.map((row) => signalAsOf(toSignal(row), asOf)),
+    hasMore,
+    nextCursor: hasMore && last ? encodeCursor(FEED_ORDERING, request.filters, { value: last.fired_at, id: last.signal_id }, asOf) : null,
+    asOf,
+  };
+}
+
+/** The tokens on any of `chains`, from their metadata (signals carry only the token id). */
+const tokensOnChains = (chains: readonly Chain[]): Sql =>
+  sql`SELECT ${column(tokens, 'token_id')} FROM ${table(tokens)} WHERE ${column(tokens, 'chain')} IN ${list(chains)}`;
+
+/** The ids of the tokens on any of `chains`, for the feed's chain filter where it is not SQL. */
+export async function tokenIdsOnChains(store: ReadStore, chains: readonly Chain[]): Promise<Set<string>> {
+  return new Set((await store.query<{ token_id: string }>(tokensOnChains(chains))).map((row) => row.token_id));
+}
+
+/**
+ * The signal feed (GET /v1/quant/signals) as of one time, newest first, keyset-paginated on
+ * (fired_at, signal_id); the cursor carries the time, so later pages see the same statuses.
+ */
+export async function signalFeed(store: ReadStore, query: SignalFeedQuery): Promise<Page<Signal>> {
+  const request = checkFeedQuery(query);
+  const where: Sql[] = [];
+  if (query.minScore !== undefined) where.push(atLeast(query.minScore.score, query.minScore.value));
+  if (query.types !== undefined && query.types.length > 0) where.push(sql`${column(signals, 'type')} IN ${list(query.types)}`);
+  if (query.chains !== undefined && query.chains.length > 0) where.push(sql`${column(signals, 'token_id')} IN (${tokensOnChains(query.chains)})`);
+  if (query.marketCap !== undefined) where.push(atLeast('market_cap_usd', query.marketCap));
+  if (query.liquidity !== undefined) where.push(atLeast('liquidity_usd', query.liquidity));
+  if (query.createdAfter !== undefined) where.push(sql`${firedAt} > ${int64(query.createdAfter)}`);
+  if (query.tokenId !== undefined) where.push(sql`${column(signals, 'token_id')} = ${query.tokenId}`);
+  if (request.cursor !== undefined) {
+    const after = request.cursor.position;
     where.push(sql`(${firedAt} < ${int64(after.value)} OR (${firedAt} = ${int64(after.value)} AND ${signalId} < ${after.id}))`);
   }
-  const asOf = cursor !== undefined ? cursor.asOf : (query.asOf ?? (await latestSignalEvent(store)));
-  if (asOf === null) return { rows: [], hasMore: false, nextCursor: null, asOf };
+  const asOf = await feedTime(request, () => latestSignalEvent(store));
+  if (asOf === null) return feedPage([], request, asOf);
   where.push(query.status === 'active' ? activeAt(asOf) : query.status === 'ended' ? endedBy(asOf) : firedBy(asOf));
 
   const rows = await store.query<SignalResult>(
     sql`SELECT ${SELECT} FROM ${table(signals)} WHERE ${allOf(where)} ORDER BY ${NEWEST_FIRST} LIMIT ${int64(query.limit + 1)}`,
   );
-  const hasMore = rows.length > query.limit;
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    rows: page.map((row) => signalAsOf(toSignal(row), asOf)),
-    hasMore,
-    nextCursor: hasMore && last ? encodeCursor(ordering, filters, { value: last.fired_at, id: last.signal_id }, asOf) : null,
-    asOf,
-  };
+  return feedPage(rows, request, asOf);
 }
 
 /**

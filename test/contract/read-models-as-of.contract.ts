@@ -4,11 +4,10 @@ import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/feature
 import { cohortsProjection } from '../../projections/cohorts.ts';
 import { latestSnapshotsProjection, snapshotHistoryProjection } from '../../projections/latest-snapshots.ts';
 import { settledSnapshotTime, snapshotHistoryRange } from '../../projections/read-models/as-of.ts';
-import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { getCohort, latestCohortChange, latestMention, listCohorts } from '../../projections/read-models/cohorts.ts';
 import { getNarrative, heatmap, settledBucketClose, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
 import { scan, type ScanQuery } from '../../projections/read-models/scan.ts';
-import { activeSignalsOn, getSignal, signalFeed } from '../../projections/read-models/signals.ts';
+import { activeSignalsOn, getSignal } from '../../projections/read-models/signals.ts';
 import { listTokens, snapshotAsOf, latestSnapshot } from '../../projections/read-models/tokens.ts';
 import type { AnyProjection, RecordMeta } from '../../projections/runtime/projection.ts';
 import { signalsProjection } from '../../projections/signals.ts';
@@ -18,6 +17,7 @@ import type { Signal } from '../../schemas/records/quant-signals.ts';
 import type { CohortVersion } from '../../schemas/records/quant-social.ts';
 import { signal, snapshot, type MigratedStoreFactory } from './read-models-quant.contract.ts';
 import { bucketRow, metricsRow } from './read-models-social.contract.ts';
+import { storeReads, type ServedReads } from './served-reads.ts';
 
 /**
  * Reads as of a past time against a real store: a run writes through the projections' own
@@ -122,6 +122,7 @@ export function describeAsOfReadModelContract(name: string, factory: MigratedSto
   describe(`reads as of a past time: ${name}`, () => {
     let store: AnalyticalStore<ProjectionTables>;
     let cleanup: (() => Promise<void>) | undefined;
+    let served: ServedReads;
     /** Per read: what it answered live after each step, with the time that answer reported. */
     const recorded = new Map<string, { asOf: number; answer: unknown }[]>();
 
@@ -146,11 +147,11 @@ export function describeAsOfReadModelContract(name: string, factory: MigratedSto
         liveAsOf: () => settledSnapshotTime(store),
       },
       'signal feed': {
-        read: async (asOf) => signalFeed(store, { status: 'all', limit: 100, asOf }),
+        read: async (asOf) => served.signalFeed({ status: 'all', limit: 100, asOf }),
         liveAsOf: (a) => (a as { asOf: number | null }).asOf,
       },
       'active signals': {
-        read: async (asOf) => signalFeed(store, { status: 'active', limit: 100, asOf }),
+        read: async (asOf) => served.signalFeed({ status: 'active', limit: 100, asOf }),
         liveAsOf: (a) => (a as { asOf: number | null }).asOf,
       },
       'one signal': { read: async (asOf) => getSignal(store, 'sig_000002', asOf), liveAsOf: (a) => (a as { asOf: number } | null)?.asOf ?? null },
@@ -158,7 +159,7 @@ export function describeAsOfReadModelContract(name: string, factory: MigratedSto
         read: async (asOf) => (asOf === undefined ? latestSnapshot(store, 'tk_f') : snapshotAsOf(store, 'tk_f', asOf)),
         liveAsOf: (a) => (a as QuantSnapshot | null)?.ts ?? null,
       },
-      'author metrics': { read: async (asOf) => authorMetrics(store, '@alice', asOf), liveAsOf: (a) => (a as { ts: number } | null)?.ts ?? null },
+      'author metrics': { read: async (asOf) => served.authorMetrics('@alice', asOf), liveAsOf: (a) => (a as { ts: number } | null)?.ts ?? null },
       cohorts: { read: async (asOf) => listCohorts(store, { ...viewer, kind: 'all' }, asOf), liveAsOf: () => latestCohortChange(store) },
       'active signals of a cohort': {
         read: async (asOf) => activeSignalsOn(store, ['tk_a', 'tk_b'], 100, asOf ?? (await latestMention(store)) ?? undefined),
@@ -179,7 +180,9 @@ export function describeAsOfReadModelContract(name: string, factory: MigratedSto
     };
 
     beforeAll(async () => {
-      ({ store, cleanup } = await factory());
+      const opened = await factory();
+      ({ store, cleanup } = opened);
+      served = opened.served ?? storeReads(store);
       for (let i = 0; i < STEPS; i++) {
         await writeStep(store, i);
         for (const [label, { read, liveAsOf }] of Object.entries(reads)) {

@@ -9,7 +9,7 @@ import { partitionForKey } from '../../infra/log/partitioner.ts';
 import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { settledSnapshotTime } from '../../projections/read-models/as-of.ts';
 import { MAX_SCAN_CONDITIONS, scan, type ScanQuery } from '../../projections/read-models/scan.ts';
-import { activeSignalsOn, getSignal, signalFeed, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
+import { activeSignalsOn, getSignal, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import { latestSnapshot, listTokens, type ListTokensQuery } from '../../projections/read-models/tokens.ts';
@@ -22,13 +22,19 @@ import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/p
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
+import { storeReads, type ServedReads } from './served-reads.ts';
 
 /**
  * The quant read models (token list, scanner, signal feed) against a real store: a runner per
  * adapter calls describeQuantReadModelContract with a factory giving a fresh, migrated store
  * over the shipped migrations. Rows go in through the projections' own row mappers.
  */
-export type MigratedStoreFactory = () => Promise<{ store: AnalyticalStore<ProjectionTables>; cleanup(): Promise<void> }>;
+export type MigratedStoreFactory = () => Promise<{
+  store: AnalyticalStore<ProjectionTables>;
+  cleanup(): Promise<void>;
+  /** How the reads of served-reads.ts are served; straight from the store when absent. */
+  served?: ServedReads;
+}>;
 
 const T0 = 1_750_000_000_000;
 
@@ -135,9 +141,12 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
   describe(`quant read models: ${name}`, () => {
     let store: AnalyticalStore<ProjectionTables>;
     let cleanup: () => Promise<void>;
+    let served: ServedReads;
 
     beforeEach(async () => {
-      ({ store, cleanup } = await factory());
+      const opened = await factory();
+      ({ store, cleanup } = opened);
+      served = opened.served ?? storeReads(store);
     });
 
     afterEach(async () => {
@@ -255,7 +264,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         expect(await refusal(listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 + 1 }))).toBe('INVALID_CURSOR');
         expect((await listTokens(store, { sort: 'momentum', dir: 'desc', limit: 2, cursor, asOf: T0 })).asOf).toBe(T0);
         // A cursor of one listing is no cursor of another.
-        expect(await refusal(signalFeed(store, { status: 'all', limit: 2, cursor }))).toBe('INVALID_CURSOR');
+        expect(await refusal(served.signalFeed({ status: 'all', limit: 2, cursor }))).toBe('INVALID_CURSOR');
         const second = await listTokens(store, { asOf: T0, sort: 'momentum', dir: 'desc', limit: 2, cursor });
         expect(ids(second.rows)).toEqual(['tk_d', 'tk_b']);
       });
@@ -345,7 +354,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       const feed = async (query: Partial<SignalFeedQuery>) =>
-        (await signalFeed(store, { status: 'all', limit: 100, ...query })).rows.map((s) => s.signalId);
+        (await served.signalFeed({ status: 'all', limit: 100, ...query })).rows.map((s) => s.signalId);
 
       it('lists newest first with the id breaking ties, each filter applied', async () => {
         expect(await feed({})).toEqual(['sig_000006', 'sig_000005', 'sig_000004', 'sig_000003', 'sig_000002', 'sig_000001']);
@@ -361,7 +370,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
       });
 
       it('returns the records as produced, the end record replacing the fire record', async () => {
-        const [ended] = (await signalFeed(store, { status: 'ended', limit: 1 })).rows;
+        const [ended] = (await served.signalFeed({ status: 'ended', limit: 1 })).rows;
         expect(ended).toEqual(signal(4, { tokenId: 'tk_a', firedAt: T0 + 3 * minute, scores: { momentum: 60 }, marketCap: 2e7, liquidity: 5e4, ended: true }));
       });
 
@@ -369,7 +378,7 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
         const seen: string[] = [];
         let cursor: string | undefined;
         for (;;) {
-          const page = await signalFeed(store, { status: 'all', limit: 4, cursor, tokenId: 'tk_a' });
+          const page = await served.signalFeed({ status: 'all', limit: 4, cursor, tokenId: 'tk_a' });
           seen.push(...page.rows.map((s) => s.signalId));
           // A newer signal arriving mid-way does not shift later pages.
           await putSignals([signal(100 + seen.length, { tokenId: 'tk_a', firedAt: T0 + 60 * minute })]);
@@ -377,9 +386,9 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
           cursor = page.nextCursor ?? undefined;
         }
         expect(seen).toEqual(['sig_000005', 'sig_000004', 'sig_000002', 'sig_000001']);
-        const first = await signalFeed(store, { status: 'all', limit: 1 });
+        const first = await served.signalFeed({ status: 'all', limit: 1 });
         const other = { status: 'active', limit: 1, cursor: first.nextCursor ?? '' } as const;
-        expect(await refusal(signalFeed(store, other))).toBe('INVALID_CURSOR');
+        expect(await refusal(served.signalFeed(other))).toBe('INVALID_CURSOR');
       });
 
       it('gives one signal with earlier firings of its rule version on its token, newest first', async () => {
@@ -417,8 +426,8 @@ export function describeQuantReadModelContract(name: string, factory: MigratedSt
 
       it('refuses a min_score on a name that is not a score', async () => {
         const minScore = { score: 'price_usd' as ScoreName, value: 1 };
-        expect(await refusal(signalFeed(store, { status: 'all', limit: 5, minScore }))).toBe('INVALID_FIELD');
-        expect(await refusal(signalFeed(store, { status: 'any' as 'all', limit: 5 }))).toBe('INVALID_ARGUMENT');
+        expect(await refusal(served.signalFeed({ status: 'all', limit: 5, minScore }))).toBe('INVALID_FIELD');
+        expect(await refusal(served.signalFeed({ status: 'any' as 'all', limit: 5 }))).toBe('INVALID_ARGUMENT');
       });
     });
 

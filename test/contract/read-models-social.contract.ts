@@ -6,7 +6,6 @@ import { cohortEventsProjection } from '../../projections/cohort-events.ts';
 import { cohortsProjection } from '../../projections/cohorts.ts';
 import { narrativesProjection } from '../../projections/narratives.ts';
 import { outcomesProjection } from '../../projections/outcomes.ts';
-import { authorMetrics } from '../../projections/read-models/authors.ts';
 import { collectiveActivity, getCohort, listCohorts } from '../../projections/read-models/cohorts.ts';
 import { getNarrative, heatmap, narrativeMap, rotation } from '../../projections/read-models/narratives.ts';
 import type { RecordMeta } from '../../projections/runtime/projection.ts';
@@ -20,12 +19,13 @@ import {
 } from '../../projections/tables/social.ts';
 import type { Outcome } from '../../schemas/records/quant-market.ts';
 import type { AuthorMetrics, CohortVersion, ConvergenceEvent, NarrativeBucket } from '../../schemas/records/quant-social.ts';
+import type { MigratedStoreFactory } from './read-models-quant.contract.ts';
+import { storeReads, type ServedReads } from './served-reads.ts';
 
 /**
  * The social read models (authors, cohorts, narratives) over hand-made rows, run against
  * each store. The factory gives a fresh, migrated store over PROJECTION_TABLES.
  */
-export type MigratedStoreFactory = () => Promise<{ store: AnalyticalStore<ProjectionTables>; cleanup(): Promise<void> }>;
 
 const H = 3_600_000;
 /** Aligned to whole days, so 6h and 1d columns start at D0. */
@@ -153,9 +153,12 @@ export function describeReadModelsSocialContract(name: string, factory: Migrated
   describe(`social read models on ${name}`, () => {
     let store: AnalyticalStore<ProjectionTables>;
     let cleanup: (() => Promise<void>) | undefined;
+    let served: ServedReads;
 
     beforeAll(async () => {
-      ({ store, cleanup } = await factory());
+      const opened = await factory();
+      ({ store, cleanup } = opened);
+      served = opened.served ?? storeReads(store);
       // Written out of order and one version twice: reads must not depend on write order.
       await store.upsert('author_metrics', [metricsRow(3, D0 + 2 * H, 0.7), metricsRow(1, D0, 0.5)]);
       await store.upsert('author_metrics', [metricsRow(2, D0 + H, 0.6), metricsRow(1, D0, 0.5)]);
@@ -181,20 +184,20 @@ export function describeReadModelsSocialContract(name: string, factory: Migrated
 
     describe('authorMetrics', () => {
       it('returns the latest version at or before the time asked, never a later one', async () => {
-        expect(await authorMetrics(store, '@Alice', D0 + 90 * 60_000)).toMatchObject({ version: 2, hitRate: 0.6, ts: D0 + H });
-        expect(await authorMetrics(store, 'alice', D0 + H)).toMatchObject({ version: 2 });
-        expect(await authorMetrics(store, 'Alice', D0 + H - 1)).toMatchObject({ version: 1 });
-        expect(await authorMetrics(store, '@alice', D0 - 1)).toBeNull();
+        expect(await served.authorMetrics('@Alice', D0 + 90 * 60_000)).toMatchObject({ version: 2, hitRate: 0.6, ts: D0 + H });
+        expect(await served.authorMetrics('alice', D0 + H)).toMatchObject({ version: 2 });
+        expect(await served.authorMetrics('Alice', D0 + H - 1)).toMatchObject({ version: 1 });
+        expect(await served.authorMetrics('@alice', D0 - 1)).toBeNull();
       });
 
       it('defaults to the latest version and finds authors by id', async () => {
-        const latest = await authorMetrics(store, 'a1');
+        const latest = await served.authorMetrics('a1');
         expect(latest).toMatchObject({ authorId: 'a1', handle: 'Alice', version: 3, callsTotal: 30, confidence: 'MEDIUM' });
         expect(latest?.sectorStrength).toEqual([
           { narrative: 'ai-agents', samples: 8, hitRate: 0.5, medianReturn24h: null, relativeHitRate: 0.1 },
         ]);
-        expect(await authorMetrics(store, '@nobody')).toBeNull();
-        expect(await authorMetrics(store, '@')).toBeNull();
+        expect(await served.authorMetrics('@nobody')).toBeNull();
+        expect(await served.authorMetrics('@')).toBeNull();
       });
     });
 
@@ -459,7 +462,7 @@ export function describeReadModelsSocialContract(name: string, factory: Migrated
         for (const r of narrativesProjection.toRows(bucket, meta('quant.narratives'))) await store.upsert(r.table, [r.row]);
         for (const r of outcomesProjection.toRows(outcome, meta('quant.outcomes'))) await store.upsert(r.table, [r.row]);
 
-        expect(await authorMetrics(store, '@zed')).toEqual(metrics);
+        expect(await served.authorMetrics('@zed')).toEqual(metrics);
         expect(await getCohort(store, 'cohort_zed', { viewerKeyId: 'key_z' })).toMatchObject({
           members: [{ authorId: null, handle: 'zed' }],
           convergenceEvents: [{ eventId: 'cev_99', members: ['a9', 'a8'], score: 40 }],

@@ -10,6 +10,7 @@ import { describeQuantReadModelContract } from './read-models-quant.contract.ts'
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
 import { describeResearchRunsContract } from './research-runs.contract.ts';
 import { describeResearchContract } from './research.contract.ts';
+import { memoryReads } from './served-reads.ts';
 
 let server: ClickHouseServer | undefined;
 
@@ -49,3 +50,13 @@ describeReadModelsSocialContract('clickhouse', openClickHouse);
 describeAsOfReadModelContract('clickhouse', openClickHouse);
 describeResearchRunsContract('clickhouse', openClickHouse);
 describeResearchContract('clickhouse', openClickHouse);
+
+/** The reads the API holds in memory, kept from ClickHouse. */
+async function openClickHouseServedFromMemory() {
+  const opened = await openClickHouse();
+  return { ...opened, served: memoryReads(opened.store) };
+}
+
+describeQuantReadModelContract('clickhouse served from memory', openClickHouseServedFromMemory);
+describeReadModelsSocialContract('clickhouse served from memory', openClickHouseServedFromMemory);
+describeAsOfReadModelContract('clickhouse served from memory', openClickHouseServedFromMemory);

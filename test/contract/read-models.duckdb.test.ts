@@ -10,6 +10,7 @@ import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';
 import { describeResearchRunsContract } from './research-runs.contract.ts';
+import { memoryReads } from './served-reads.ts';
 
 async function openDuckDb() {
   const store = await DuckDbStore.open({
@@ -59,3 +60,13 @@ for (const [name, open] of [
   describeAsOfReadModelContract(name, open);
   describeResearchRunsContract(name, open);
 }
+
+/** As `tqa start` serves the reads the API holds in memory: those kept from the store read through a port. */
+async function openDuckDbServedFromMemory() {
+  const opened = await openDuckDbReadThroughPort();
+  return { ...opened, served: memoryReads(opened.store) };
+}
+
+describeQuantReadModelContract('duckdb served from memory', openDuckDbServedFromMemory);
+describeReadModelsSocialContract('duckdb served from memory', openDuckDbServedFromMemory);
+describeAsOfReadModelContract('duckdb served from memory', openDuckDbServedFromMemory);
