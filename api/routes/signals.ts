@@ -1,13 +1,16 @@
 import { signalRuleDocs } from '../../processors/quant-engine/signals/rules.ts';
 import { getSignal } from '../../projections/read-models/signals.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
+import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
+import { withMembers } from '../http/wire.ts';
 import { presentFiring, presentSignal } from '../../presenters/signal.ts';
-import { header, iso } from '../schemas/common.ts';
+import { iso } from '../schemas/common.ts';
 import { SignalDetailQuerySchema, SignalDetailSchema, SignalFeedQuerySchema, SignalIdParamsSchema, SignalListSchema } from '../schemas/signals.ts';
 import { MIRROR_REFRESH_MS } from '../services/hourly-mirror.ts';
 import { PointInTime } from '../services/point-in-time.ts';
+import { LIST_HEADER, RenderedRows } from '../services/rendered-rows.ts';
 import { SignalFeed } from '../services/signal-feed.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
@@ -17,6 +20,7 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
   const rules = new Map(signalRuleDocs().map((doc) => [doc.ruleVersion, doc]));
   const pointInTime = new PointInTime({ store, now });
   const signals = new SignalFeed({ store, now });
+  const signalRows = new RenderedRows({ present: presentSignal, tokenIdOf: (s: Signal) => s.tokenId, directory });
 
   const feed = defineRoute({
     method: 'GET',
@@ -56,14 +60,12 @@ export function signalRoutes({ store, now, tokens: directory }: RouteDeps): Rout
         cursor: query.cursor,
         asOf,
       });
-      const tokens = await directory.rows(page.rows.map((s) => s.tokenId));
-      return {
-        ...header('list'),
-        data: page.rows.map((s) => presentSignal(s, tokens)),
+      return withMembers(LIST_HEADER, {
+        data: await signalRows.render(page.rows),
         hasMore: page.hasMore,
         nextCursor: page.nextCursor,
         asOf: iso(page.asOf),
-      };
+      });
     },
   });
 

@@ -36,6 +36,7 @@ import {
 import { ANALOG_REFRESH_MS, AnalogIndex } from '../services/analog-index.ts';
 import { PointInTime } from '../services/point-in-time.ts';
 import { READ_CACHE_TTL_MS, ReadCache } from '../services/read-cache.ts';
+import { LIST_HEADER, RenderedRows } from '../services/rendered-rows.ts';
 import { SnapshotViews } from '../services/snapshot-views.ts';
 import { SNAPSHOT_CACHE_TTL_MS, TokenSnapshots } from '../services/token-snapshots.ts';
 import type { RouteDeps } from './deps.ts';
@@ -103,8 +104,6 @@ function presentSnapshot(
   };
 }
 
-const LIST_HEADER = renderWire(header('list'));
-
 export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps): RouteGroup {
   const analogIndex = new AnalogIndex({ store, logger });
   const snapshots = new TokenSnapshots({ store, now });
@@ -115,25 +114,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
   const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
   const listings = new ReadCache<WireJson>({ now });
   const views = new SnapshotViews({ store, now });
-  /**
-   * Each row of a view rendered once, for as long as the view and the token's metadata are the
-   * same objects: listings of every sort, filter and limit share the rows of one view, and
-   * rendering them was most of a listing's work.
-   */
-  const renderedScores = new WeakMap<RuleFieldRow, { token: TokenRow | undefined; json: string }>();
-  async function renderScores(rows: readonly RuleFieldRow[]): Promise<WireJson> {
-    const tokens = await directory.rows(rows.map((r) => r.tokenId));
-    const parts = rows.map((row) => {
-      const token = tokens.get(row.tokenId);
-      let cached = renderedScores.get(row);
-      if (cached === undefined || cached.token !== token) {
-        cached = { token, json: renderWire(presentTokenScore(row, tokens)) };
-        renderedScores.set(row, cached);
-      }
-      return cached.json;
-    });
-    return new WireJson(`[${parts.join(',')}]`);
-  }
+  const scoreRows = new RenderedRows({ present: presentTokenScore, tokenIdOf: (row: RuleFieldRow) => row.tokenId, directory });
   const pointInTime = new PointInTime({ store, now });
 
   /**
@@ -257,7 +238,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
         const { as_of: _, ...listing } = query;
         const page = await listTokens(views, { ...listing, asOf });
         return withMembers(LIST_HEADER, {
-          data: await renderScores(page.rows),
+          data: await scoreRows.render(page.rows),
           hasMore: page.hasMore,
           nextCursor: page.nextCursor,
           asOf: iso(page.asOf),
@@ -314,7 +295,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
             delayedMinutes,
             count: rows.length,
           }),
-          { data: await renderScores(rows) },
+          { data: await scoreRows.render(rows) },
         );
       });
     },

@@ -6,7 +6,7 @@ import {
   SIGNAL_FEED_ROW_COLUMNS,
   type SignalFeedRow,
 } from '../../projections/read-models/signal-feed-rows.ts';
-import { checkFeedQuery, feedTime, tokenIdsOnChains, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
+import { checkFeedQuery, feedTime, tokenIdsOnChains, toSignal, type SignalFeedQuery } from '../../projections/read-models/signals.ts';
 import { signals } from '../../projections/tables/quant.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { HourlyMirror } from './hourly-mirror.ts';
@@ -35,6 +35,16 @@ export class SignalFeed {
   private rows: SignalFeedRow[] = [];
   private newestEvent: number | null = null;
   private stale = false;
+  /**
+   * Each held row's record, parsed once: the same signal is then the same object from one
+   * request to the next, which lets the route keep what it rendered of it.
+   */
+  private readonly parsed = new WeakMap<SignalFeedRow, Signal>();
+  private readonly signalOf = (row: SignalFeedRow): Signal => {
+    let signal = this.parsed.get(row);
+    if (signal === undefined) this.parsed.set(row, (signal = toSignal(row)));
+    return signal;
+  };
 
   constructor({ store, now }: SignalFeedOptions) {
     this.store = store;
@@ -60,7 +70,7 @@ export class SignalFeed {
     await this.mirror.current();
     if (this.stale) this.rebuild();
     const asOf = await feedTime(request, async () => this.newestEvent);
-    return feedFromRows(this.rows, request, asOf, onChains);
+    return feedFromRows(this.rows, request, asOf, onChains, this.signalOf);
   }
 
   private replaceHours(hours: readonly number[], rows: (SignalFeedRow & { hour_start: number })[]): void {

@@ -83,6 +83,7 @@ export function feedFromRows(
   request: FeedRequest,
   asOf: number | null,
   onChains?: ReadonlySet<string>,
+  signalOf?: (row: SignalFeedRow) => Signal,
 ): Page<Signal> {
   if (asOf === null) return feedPage([], request, asOf);
   const matches: SignalFeedRow[] = [];
@@ -91,7 +92,7 @@ export function feedFromRows(
   for (let i = start; i < rows.length && matches.length <= request.query.limit; i++) {
     if (passes(rows[i], request, asOf, onChains)) matches.push(rows[i]);
   }
-  return feedPage(matches, request, asOf);
+  return feedPage(matches, request, asOf, signalOf);
 }
 
 /** The newest event (fire or end) of `rows`, as latestSignalEvent gives it of the stored feed; null when there is none. */

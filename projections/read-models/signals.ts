@@ -59,7 +59,7 @@ const signalId = column(signals, 'signal_id');
 const NEWEST_FIRST = sql`${firedAt} DESC, ${signalId} DESC`;
 
 // Written by the signals projection from a validated record.
-const toSignal = (row: SignalResult): Signal => JSON.parse(row.record) as Signal;
+export const toSignal = (row: SignalResult): Signal => JSON.parse(row.record) as Signal;
 
 /**
  * A signal as it stood at `asOf`: one that ended later was still active then, and its record
@@ -152,13 +152,19 @@ export async function feedTime(request: FeedRequest, newestEvent: () => Promise<
 }
 
 /** A page of the feed from its matching rows in order, at most `limit` + 1 (the extra one tells that more follow). */
-export function feedPage(rows: readonly SignalResult[], request: FeedRequest, asOf: number | null): Page<Signal> {
+/** `signalOf` reads a row's record (a reader that holds rows may parse each once). */
+export function feedPage<R extends SignalResult>(
+  rows: readonly R[],
+  request: FeedRequest,
+  asOf: number | null,
+  signalOf: (row: R) => Signal = toSignal,
+): Page<Signal> {
   const { limit } = request.query;
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    rows: asOf === null ? [] : page.map((row) => signalAsOf(toSignal(row), asOf)),
+    rows: asOf === null ? [] : page.map((row) => signalAsOf(signalOf(row), asOf)),
     hasMore,
     nextCursor: hasMore && last ? encodeCursor(FEED_ORDERING, request.filters, { value: last.fired_at, id: last.signal_id }, asOf) : null,
     asOf,

@@ -3,6 +3,7 @@ import { tokens } from '../tables.ts';
 import { latestSnapshots, RULE_FIELDS, snapshotHistory, type RuleField } from '../tables/quant.ts';
 import { latestHistoryAsOf, settledSnapshotTime } from './as-of.ts';
 import type { KeysetPosition, ReadStore, SortDir } from './cursor.ts';
+import { compareText } from './text-order.ts';
 
 /**
  * What the token list and the scanner read: every token's latest snapshot as of one time, held
@@ -25,8 +26,8 @@ export interface RuleFieldRow {
 
 /**
  * The order every listing of rule fields uses: by `field` in `dir` with nulls last, then by
- * token id ascending, so the order is total and a keyset position names one place in it.
- * Token ids compare by code unit, as the stores compare them (they are ASCII).
+ * token id ascending (in the stores' order), so the order is total and a keyset position
+ * names one place in it.
  */
 function compareAt(field: RuleField, dir: SortDir, value: number | null, id: string, other: RuleFieldRow): number {
   const theirs = other.values[field];
@@ -35,7 +36,7 @@ function compareAt(field: RuleField, dir: SortDir, value: number | null, id: str
     if (theirs === null) return -1;
     return (value < theirs) === (dir === 'asc') ? -1 : 1;
   }
-  return id < other.tokenId ? -1 : id > other.tokenId ? 1 : 0;
+  return compareText(id, other.tokenId);
 }
 
 /** Each token's latest snapshot at or before `asOf`. */
