@@ -17,6 +17,8 @@ export interface IdleRun {
   rss: number;
   /** Live JavaScript heap after the same collection, bytes. */
   heapUsed: number;
+  /** Memory outside the heap held by JavaScript objects (typed arrays, buffers), bytes. */
+  external: number;
 }
 
 export interface EngineRun extends IdleRun {
@@ -32,8 +34,8 @@ export interface EngineRun extends IdleRun {
 /** Memory once everything not reachable is collected: what the process holds, not what it has yet to free. */
 function settledMemory(): IdleRun {
   global.gc!();
-  const { rss, heapUsed } = process.memoryUsage();
-  return { rss, heapUsed };
+  const { rss, heapUsed, external } = process.memoryUsage();
+  return { rss, heapUsed, external };
 }
 
 async function runEngine(dir: string): Promise<EngineRun> {

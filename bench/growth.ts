@@ -40,11 +40,11 @@ export async function benchGrowth(): Promise<void> {
   ];
   const idle = await child<IdleRun>(['idle']);
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`idle child (same entry, modules loaded, nothing run): RSS ${mib(idle.rss)} MiB, heap ${mib(idle.heapUsed)} MiB`);
-  out('RSS and heap after a full collection (--expose-gc) once caught up; peak is the process maxRSS; state is the checkpoint files once stopped');
+  out(`idle child (same entry, modules loaded, nothing run): RSS ${mib(idle.rss)} MiB, heap ${mib(idle.heapUsed)} MiB, external ${mib(idle.external)} MiB`);
+  out('RSS, heap and external (typed arrays, buffers) after a full collection (--expose-gc) once caught up; peak is the process maxRSS; state is the checkpoint files once stopped');
   out(
     `${'configuration'.padEnd(22)}${'input events'.padStart(14)}${'engine s'.padStart(10)}${'events/s'.padStart(10)}${'vs first'.padStart(10)}` +
-      `${'RSS MiB'.padStart(9)}${'vs idle'.padStart(9)}${'heap MiB'.padStart(10)}${'peak MiB'.padStart(10)}${'state MiB'.padStart(11)}${'outputs'.padStart(12)}`,
+      `${'RSS MiB'.padStart(9)}${'vs idle'.padStart(9)}${'heap MiB'.padStart(10)}${'ext MiB'.padStart(9)}${'peak MiB'.padStart(10)}${'state MiB'.padStart(11)}${'outputs'.padStart(12)}`,
   );
   const measured: Measured[] = [];
   for (const configuration of configurations) {
@@ -54,7 +54,7 @@ export async function benchGrowth(): Promise<void> {
     out(
       `${label(m).padEnd(22)}${run.inputEvents.toLocaleString('en-US').padStart(14)}${run.engineSeconds.toFixed(1).padStart(10)}` +
         `${Math.round(rate(m)).toLocaleString('en-US').padStart(10)}${(rate(m) / rate(measured[0])).toFixed(2).padStart(10)}` +
-        `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}` +
+        `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
         `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
     );
   }
