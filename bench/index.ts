@@ -5,6 +5,7 @@
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
+import { benchGrowth } from './growth.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'pipeline-kafka': benchPipelineKafka,
   api: benchApi,
   start: benchStart,
+  growth: benchGrowth,
   push: benchPush,
   stream: benchStream,
   backtest: benchBacktest,

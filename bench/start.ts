@@ -83,11 +83,6 @@ export async function benchStart(): Promise<void> {
     const p99Figure = `GET token snapshot p99 during a catch-up, at ${half} req/s (half the caught-up rate)`;
     if (duringHalf) report({ figure: p99Figure, value: duringHalf.p99, unit: 'ms', target: atMost(50, 'ms'), note: errors(duringHalf) ?? early });
     else notMeasured(p99Figure, atMost(50, 'ms').text, unmeasured);
-    notMeasured(
-      'engine time and RSS over 7/14/30 days × 1×/10× tokens',
-      null,
-      '30 days of 10× the tokens is some 40 times the default world; BENCH_START_DAYS and BENCH_PIPELINE_DAYS run one point by hand',
-    );
   } finally {
     client.close();
   }

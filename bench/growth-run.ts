@@ -1,0 +1,87 @@
+// One configuration of `npm run bench -- growth`, in a process of its own (bench/growth.ts forks
+// it with --expose-gc) so that its memory is the engine's alone. `run DATA_DIR`: the quant
+// engine from offset 0 to the end of the history already seeded in DATA_DIR; `idle`: nothing,
+// the floor of the same process with the same modules loaded. Either sends one message
+// (EngineRun or IdleRun) and exits.
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { openLogServices } from '../infra/bootstrap.ts';
+import { loadConfig } from '../infra/config.ts';
+import { quantEngine } from '../processors/quant-engine/engine.ts';
+import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
+import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
+
+export interface IdleRun {
+  /** Resident set size after a full collection, bytes. */
+  rss: number;
+  /** Live JavaScript heap after the same collection, bytes. */
+  heapUsed: number;
+  /** Memory outside the heap held by JavaScript objects (typed arrays, buffers), bytes. */
+  external: number;
+}
+
+export interface EngineRun extends IdleRun {
+  inputEvents: number;
+  outputRecords: number;
+  engineSeconds: number;
+  /** Peak resident set size of the whole process (getrusage maxRSS), bytes. */
+  peakRss: number;
+  /** Size of the engine's checkpoint files once stopped, bytes. */
+  stateBytes: number;
+}
+
+/** Memory once everything not reachable is collected: what the process holds, not what it has yet to free. */
+function settledMemory(): IdleRun {
+  global.gc!();
+  const { rss, heapUsed, external } = process.memoryUsage();
+  return { rss, heapUsed, external };
+}
+
+async function runEngine(dir: string): Promise<EngineRun> {
+  const logger = pino({ level: 'warn' });
+  // The defaults of `tqa start` (fsync always, a checkpoint every 5 s), so that the cost of
+  // checkpointing a growing state shows in the time as it would in the service.
+  const config = loadConfig({ TQA_DATA_DIR: dir });
+  const services = await openLogServices(config, logger);
+  try {
+    const stateDir = join(dir, 'state');
+    const runtime = new ProcessorRuntime({
+      processor: quantEngine,
+      log: services.log,
+      codec: services.codec,
+      checkpoints: new CheckpointStore(stateDir),
+      logger,
+      maxBatchRecords: 5000,
+      checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+    });
+    const start = performance.now();
+    void runtime.start();
+    while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
+    const engineSeconds = (performance.now() - start) / 1000;
+    // Measured before stopping, while the runtime still holds every task's state.
+    const memory = settledMemory();
+    await runtime.stop();
+    return {
+      ...memory,
+      inputEvents: runtime.stats.processed,
+      outputRecords: runtime.stats.produced,
+      engineSeconds,
+      peakRss: process.resourceUsage().maxRSS * 1024,
+      stateBytes: await directoryBytes(stateDir),
+    };
+  } finally {
+    await services.close();
+  }
+}
+
+async function directoryBytes(dir: string): Promise<number> {
+  const names = await readdir(dir, { recursive: true });
+  const entries = await Promise.all(names.map((name) => stat(join(dir, name))));
+  return entries.reduce((sum, entry) => sum + (entry.isFile() ? entry.size : 0), 0);
+}
+
+const [mode, dir] = process.argv.slice(2);
+const result = mode === 'idle' ? settledMemory() : mode === 'run' && dir ? await runEngine(dir) : null;
+if (result === null) throw new Error(`usage: growth-run.ts idle | run DATA_DIR (got ${process.argv.slice(2).join(' ')})`);
+process.send!(result, () => process.exit(0));

@@ -1,0 +1,120 @@
+import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { openLogServices } from '../infra/bootstrap.ts';
+import { loadConfig } from '../infra/config.ts';
+import { DEFAULT_TOKENS, seedHistory } from '../infra/feeds/sim/runner.ts';
+import type { EngineRun, IdleRun } from './growth-run.ts';
+import { report } from './results.ts';
+
+const DAYS = numbers('BENCH_GROWTH_DAYS', '7,14,30');
+/** Multiples of the default token count. */
+const MULTIPLES = numbers('BENCH_GROWTH_TOKENS', '1,10');
+const MiB = 1024 ** 2;
+
+interface Configuration {
+  days: number;
+  multiple: number;
+}
+
+interface Measured extends Configuration {
+  run: EngineRun;
+}
+
+/**
+ * How the quant engine's cost grows with the work: for each configuration, days of history
+ * (BENCH_GROWTH_DAYS) at the first multiple of the default token count, then the first
+ * number of days at each other multiple (BENCH_GROWTH_TOKENS), the engine alone from offset 0
+ * to the end of the seeded input in a fresh child process (bench/growth-run.ts), so that
+ * each RSS is its own configuration's. Seeding happens here, before the child starts, and
+ * is not timed. Baselines: the first configuration's rate, and an idle child of the same
+ * entry. The state windows are bounded if RSS stops growing with days once past the
+ * longest of them (a week).
+ */
+export async function benchGrowth(): Promise<void> {
+  const configurations: Configuration[] = [
+    ...DAYS.map((days) => ({ days, multiple: MULTIPLES[0] })),
+    ...MULTIPLES.slice(1).map((multiple) => ({ days: DAYS[0], multiple })),
+  ];
+  const idle = await child<IdleRun>(['idle']);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`idle child (same entry, modules loaded, nothing run): RSS ${mib(idle.rss)} MiB, heap ${mib(idle.heapUsed)} MiB, external ${mib(idle.external)} MiB`);
+  out('RSS, heap and external (typed arrays, buffers) after a full collection (--expose-gc) once caught up; peak is the process maxRSS; state is the checkpoint files once stopped');
+  out(
+    `${'configuration'.padEnd(22)}${'input events'.padStart(14)}${'engine s'.padStart(10)}${'events/s'.padStart(10)}${'vs first'.padStart(10)}` +
+      `${'RSS MiB'.padStart(9)}${'vs idle'.padStart(9)}${'heap MiB'.padStart(10)}${'ext MiB'.padStart(9)}${'peak MiB'.padStart(10)}${'state MiB'.padStart(11)}${'outputs'.padStart(12)}`,
+  );
+  const measured: Measured[] = [];
+  for (const configuration of configurations) {
+    const m = { ...configuration, run: await measure(configuration) };
+    measured.push(m);
+    const { run } = m;
+    out(
+      `${label(m).padEnd(22)}${run.inputEvents.toLocaleString('en-US').padStart(14)}${run.engineSeconds.toFixed(1).padStart(10)}` +
+        `${Math.round(rate(m)).toLocaleString('en-US').padStart(10)}${(rate(m) / rate(measured[0])).toFixed(2).padStart(10)}` +
+        `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
+        `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
+    );
+  }
+
+  const first = measured[0];
+  for (const m of measured) {
+    report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(first), value: rate(first) } });
+  }
+  for (const m of measured) {
+    report({ figure: `engine RSS after catch-up, ${label(m)}`, value: m.run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
+  }
+  // Growth: the last configuration of each sweep against the first, the ratio being the figure.
+  const growth = (sweep: string, last: Measured) => {
+    report({ figure: `engine RSS after catch-up, ${sweep}`, value: last.run.rss / MiB, unit: 'MiB', baseline: { name: label(first), value: first.run.rss / MiB } });
+    report({ figure: `engine time per input event, ${sweep}`, value: microsPerEvent(last), unit: 'µs', baseline: { name: label(first), value: microsPerEvent(first) } });
+  };
+  const longest = measured[DAYS.length - 1];
+  const mostTokens = measured.at(-1)!;
+  if (DAYS.length > 1) growth(`${longest.days} / ${first.days} day(s) at ${first.multiple}× tokens`, longest);
+  if (MULTIPLES.length > 1) growth(`${mostTokens.multiple}× / ${first.multiple}× tokens at ${first.days} day(s)`, mostTokens);
+}
+
+/** Seeds a data dir of its own for the configuration, then runs the engine over it in a child. */
+async function measure({ days, multiple }: Configuration): Promise<EngineRun> {
+  const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-growth-'));
+  try {
+    // Seeding is not measured: no fsync. The authors stay at the default count; only the tokens scale.
+    const services = await openLogServices(loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'never' }), pino({ level: 'warn' }));
+    try {
+      await seedHistory({ log: services.log, codec: services.codec, dataDir: dir, seed: 1, days, endMs: Date.UTC(2026, 5, 1), tokens: DEFAULT_TOKENS * multiple });
+    } finally {
+      await services.close();
+    }
+    return await child<EngineRun>(['run', dir]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Forks bench/growth-run.ts with `args`; its one message once it has exited cleanly. */
+function child<T>(args: string[]): Promise<T> {
+  const forked = fork(new URL('./growth-run.ts', import.meta.url), args, { execArgv: ['--import', 'tsx', '--expose-gc'] });
+  return new Promise((resolve, reject) => {
+    let result: T | undefined;
+    forked.once('message', (message) => (result = message as T));
+    forked.once('error', reject);
+    forked.once('exit', (code, signal) => {
+      if (code === 0 && result !== undefined) resolve(result);
+      else reject(new Error(`growth-run ${args[0]} exited (${code ?? signal}) without a result`));
+    });
+  });
+}
+
+function numbers(name: string, fallback: string): number[] {
+  const values = (process.env[name] ?? fallback).split(',').map(Number);
+  if (values.some((v) => !(v > 0))) throw new Error(`${name}: expected positive numbers separated by commas`);
+  return values;
+}
+
+const label = ({ days, multiple }: Configuration) => `${days} day(s), ${multiple}× tokens`;
+const rate = (m: Measured) => m.run.inputEvents / m.run.engineSeconds;
+const microsPerEvent = (m: Measured) => (m.run.engineSeconds / m.run.inputEvents) * 1e6;
+const mib = (bytes: number) => (bytes / MiB).toFixed(0);
