@@ -24,27 +24,50 @@ export class RefreshedLookup<V> {
   private readonly held = new Map<string, V>();
   private checkedAt = -Infinity;
   private refreshing: Promise<void> | undefined;
+  /** Keys being read because they were not held, with what the read finds of each. */
+  private readonly reading = new Map<string, Promise<V | undefined>>();
 
   constructor(options: RefreshedLookupOptions<V>) {
     this.options = options;
   }
 
-  /** The values of `keys` that exist, by key; one read for those not held. */
+  /**
+   * The values of `keys` that exist, by key; one read for those neither held nor being read
+   * (requests arriving together for a key not held yet share its read).
+   */
   async get(keys: readonly string[]): Promise<Map<string, V>> {
     if (this.options.now() - this.checkedAt >= this.options.ttlMs) await this.refresh();
     const found = new Map<string, V>();
+    const waiting: [string, Promise<V | undefined>][] = [];
     const missing: string[] = [];
     for (const key of new Set(keys)) {
       const value = this.held.get(key);
-      if (value === undefined) missing.push(key);
-      else found.set(key, value);
+      if (value !== undefined) found.set(key, value);
+      else if (this.reading.has(key)) waiting.push([key, this.reading.get(key)!]);
+      else missing.push(key);
     }
-    for (const [key, value] of await this.read(missing)) {
-      // Map order is insertion order: dropping the first entry drops the oldest.
-      if (this.held.size >= this.options.max) this.held.delete(this.held.keys().next().value as string);
-      this.held.set(key, value);
-      found.set(key, value);
+    if (missing.length > 0) {
+      const read = this.read(missing)
+        .then((values) => {
+          for (const [key, value] of values) {
+            // Map order is insertion order: dropping the first entry drops the oldest.
+            if (this.held.size >= this.options.max) this.held.delete(this.held.keys().next().value as string);
+            this.held.set(key, value);
+          }
+          return values;
+        })
+        .finally(() => missing.forEach((key) => this.reading.delete(key)));
+      for (const key of missing) {
+        const value = read.then((values) => values.get(key));
+        this.reading.set(key, value);
+        waiting.push([key, value]);
+      }
     }
+    const values = await Promise.all(waiting.map(([, value]) => value));
+    waiting.forEach(([key], i) => {
+      const value = values[i];
+      if (value !== undefined) found.set(key, value);
+    });
     return found;
   }
 

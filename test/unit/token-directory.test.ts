@@ -66,4 +66,11 @@ describe('TokenDirectory', () => {
     expect([...rows.values()].map((r) => r.status)).toEqual(['dead', 'dead', 'dead']);
     expect(queries).toBe(3);
   });
+
+  it('shares one read among requests arriving together for tokens not held yet', async () => {
+    await store.upsert('tokens', ['tk_a', 'tk_b'].map((id) => row(id, 'active', 1)));
+    const answers = await Promise.all([directory.rows(['tk_a', 'tk_b']), directory.rows(['tk_b']), directory.rows(['tk_a', 'tk_x'])]);
+    expect(answers.map((rows) => [...rows.keys()])).toEqual([['tk_a', 'tk_b'], ['tk_b'], ['tk_a']]);
+    expect(queries).toBe(2);
+  });
 });
