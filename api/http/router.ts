@@ -50,7 +50,7 @@ function handle(route: ApiRoute): Middleware {
       if (result instanceof WireJson) {
         ctx.status = route.response.status ?? 200;
         ctx.type = 'application/json';
-        ctx.body = result.text;
+        ctx.body = result.body;
       } else {
         ctx.status = route.statusOf?.(result) ?? route.response.status ?? 200;
         ctx.body = toWire(result);

@@ -16,24 +16,42 @@ export { toWire, wireName };
 /**
  * A response body already rendered in its wire form, which the router sends as it is. For
  * bodies that are mostly the same from one request to the next: render the shared part once
- * (renderWire) and add the per-request members to it (withMembers).
+ * (renderWire) and add the per-request members to it (withMembers). A body joined from many
+ * rendered parts (a listing's rows) is bytes: a Buffer lives outside the JavaScript heap, so
+ * listings of tens of kilobytes a request do not keep the collector busy.
  */
 export class WireJson {
-  constructor(readonly text: string) {}
+  constructor(readonly body: string | Buffer) {}
+
+  get text(): string {
+    return typeof this.body === 'string' ? this.body : this.body.toString('utf8');
+  }
 }
 
 export function renderWire(value: object): string {
   return JSON.stringify(toWire(value));
 }
 
-/** `rendered` (a JSON object's text) with `members` added last, in wire form; a WireJson member goes in as it is. */
+/**
+ * `rendered` (a JSON object's text) with `members` added last, in wire form; a WireJson member
+ * goes in as it is, and makes the result bytes if it is bytes.
+ */
 export function withMembers(rendered: string, members: Record<string, unknown>): WireJson {
+  const bytes: Buffer[] = [];
   let text = rendered.slice(0, -1);
+  let first = text.length === 1;
   for (const [key, value] of Object.entries(members)) {
-    const json = value instanceof WireJson ? value.text : JSON.stringify(toWire(value));
-    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(wireName(key))}:${json}`;
+    text += `${first ? '' : ','}${JSON.stringify(wireName(key))}:`;
+    first = false;
+    if (value instanceof WireJson && typeof value.body !== 'string') {
+      bytes.push(Buffer.from(text), value.body);
+      text = '';
+    } else {
+      text += value instanceof WireJson ? value.body : JSON.stringify(toWire(value));
+    }
   }
-  return new WireJson(`${text}}`);
+  text += '}';
+  return new WireJson(bytes.length === 0 ? text : Buffer.concat([...bytes, Buffer.from(text)]));
 }
 
 type JsonSchema = Record<string, unknown>;

@@ -30,6 +30,13 @@ describe('wire form', () => {
     expect(withMembers(renderWire({ hasMore: true }), { dataRows: rendered }).text).toBe('{"has_more":true,"data_rows":[{"keptAsIs":1}]}');
   });
 
+  it('gives bytes when a member is bytes, with the members around it in order', () => {
+    const rows = new WireJson(Buffer.from('[{"a":"é"}]'));
+    const body = withMembers(renderWire({}), { data: rows, nextCursor: null }).body;
+    expect(Buffer.isBuffer(body)).toBe(true);
+    expect(body.toString()).toBe('{"data":[{"a":"é"}],"next_cursor":null}');
+  });
+
   it('publishes the same names in JSON Schema, leaving enum values and defaults as they are', () => {
     const schema = { type: 'object', properties: { hasMore: { type: 'boolean' }, sortDir: { enum: ['camelCase'], default: 'camelCase' } }, required: ['hasMore'] };
     expect(wireJsonSchema(schema)).toEqual({
