@@ -151,8 +151,10 @@ export async function feedTime(request: FeedRequest, newestEvent: () => Promise<
   return request.query.asOf ?? (await newestEvent());
 }
 
-/** A page of the feed from its matching rows in order, at most `limit` + 1 (the extra one tells that more follow). */
-/** `signalOf` reads a row's record (a reader that holds rows may parse each once). */
+/**
+ * A page of the feed from its matching rows in order, at most `limit` + 1 (the extra one tells
+ * that more follow). `signalOf` reads a row's record (a reader that holds rows parses each once).
+ */
 export function feedPage<R extends SignalResult>(
   rows: readonly R[],
   request: FeedRequest,
