@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventLog } from '../infra/log/port.ts';
 import type { Logger } from '../infra/logging.ts';
@@ -6,6 +5,7 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { issueApiKey } from './keys.ts';
 import { SCOPE_NAMES } from './scopes.ts';
+import { createFileAtomic } from '../infra/fs/atomic-write.ts';
 import { exists } from '../infra/fs/exists.ts';
 
 /** Where the demo key is kept, under the data dir. */
@@ -31,9 +31,13 @@ export async function ensureDemoKey({ log, codec, dataDir, stdout, logger }: Dem
   const ends = await log.endOffsets(TOPICS.keys.name);
   if (ends.some((p) => p.offset > 0)) return;
   const { id, key } = await issueApiKey(log, codec, { name: 'demo key', plan: 'team', scopes: SCOPE_NAMES, teamId: null });
-  // Printed first: should the file fail, the key is still known.
-  stdout.write(`demo API key: ${key}\n`);
-  // `wx`: never overwrite a key file another process wrote meanwhile.
-  await writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    // Whole at once, and never over a key file another process wrote meanwhile.
+    await createFileAtomic(file, `${key}\n`, { mode: 0o600 });
+  } finally {
+    // Once the file holds the key, so a reader who saw the line finds it there; printed even if
+    // the file could not be written, so the key is known either way.
+    stdout.write(`demo API key: ${key}\n`);
+  }
   logger.info({ keyId: id, file }, 'demo API key created (Team plan, every scope); it is also in the file');
 }
