@@ -57,15 +57,12 @@ export async function benchGrowth(): Promise<void> {
         `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
         `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
     );
+    // Reported as each configuration ends, so a later one failing costs only its own rows.
+    report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(measured[0]), value: rate(measured[0]) } });
+    report({ figure: `engine RSS after catch-up, ${label(m)}`, value: run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
   }
 
   const first = measured[0];
-  for (const m of measured) {
-    report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(first), value: rate(first) } });
-  }
-  for (const m of measured) {
-    report({ figure: `engine RSS after catch-up, ${label(m)}`, value: m.run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
-  }
   // Growth: the last configuration of each sweep against the first, the ratio being the figure.
   const growth = (sweep: string, last: Measured) => {
     report({ figure: `engine RSS after catch-up, ${sweep}`, value: last.run.rss / MiB, unit: 'MiB', baseline: { name: label(first), value: first.run.rss / MiB } });

@@ -15,10 +15,10 @@ export function parseIsoTime(text: string): number | null {
 /**
  * Epoch ms from unix time given in seconds or milliseconds. Magnitudes below 10^11 are
  * seconds (10^11 s is the year 5138, 10^11 ms is 1973), so any plausible event time is
- * unambiguous; seconds may carry a fraction, milliseconds are whole.
+ * unambiguous; seconds may carry a fraction, milliseconds are whole and exact (at most 2^53).
  */
 export function unixToMs(n: number): number | null {
   if (!Number.isFinite(n)) return null;
   if (Math.abs(n) < 1e11) return Math.round(n * 1000);
-  return Number.isInteger(n) ? n : null;
+  return Number.isSafeInteger(n) ? n : null;
 }

@@ -200,6 +200,7 @@ export function signalCases(world: () => ApiWorld): void {
         ['liquidity=lots', 'query.liquidity', 'invalid_type'],
         ['created_after=yesterday', 'query.created_after', 'custom'],
         ['created_after=2026-01-01T00:00:00', 'query.created_after', 'custom'],
+        ['created_after=100000000000000000000', 'query.created_after', 'custom'],
         ['status=open', 'query.status', 'invalid_value'],
         ['colour=red', 'query.colour', 'unrecognized_key'],
       ];
