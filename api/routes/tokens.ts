@@ -6,7 +6,8 @@ import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/feature
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
 import { scan, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
-import { listTokens, snapshotAsOf, type RuleFieldRow } from '../../projections/read-models/tokens.ts';
+import type { RuleFieldRow } from '../../projections/read-models/snapshot-views.ts';
+import { listTokens, snapshotAsOf } from '../../projections/read-models/tokens.ts';
 import type { TokenRow } from '../../projections/tables.ts';
 import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
 import type { QuantFreshness, QuantSnapshot } from '../../schemas/records/quant-scores.ts';

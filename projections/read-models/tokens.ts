@@ -5,8 +5,6 @@ import { isRuleField, latestSnapshots, snapshotRecords, type RuleField } from '.
 import { checkDir, checkLimit, decodeCursor, encodeCursor, filtersHash, ReadModelError, type Page, type ReadStore, type SortDir } from './cursor.ts';
 import { readerOf, type RuleFieldRow, type SnapshotSource } from './snapshot-views.ts';
 
-export type { RuleFieldRow } from './snapshot-views.ts';
-
 export interface ListTokensQuery {
   sort: string;
   dir: SortDir;
