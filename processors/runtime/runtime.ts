@@ -20,8 +20,10 @@ export interface RuntimeOptions<State> {
   idleCheckMs?: number;
 }
 
-/** Outputs produced at once while a task works through its queued input. */
+/** Outputs a task gathers before handing them to the log, once its previous ones are durable. */
 const OUTPUT_CHUNK = 2_000;
+/** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
+const MAX_GATHERED_OUTPUTS = 50_000;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -97,7 +99,9 @@ export class ProcessorRuntime<State> {
   private consumer: LogConsumer | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
-  private readonly endOffsetCache = new Map<string, { at: number; ends: number[] }>();
+  /** Per input topic, its end offsets by partition as last read (`at`: when that read began), and the read in flight. */
+  private readonly endOffsets = new Map<string, { at: number; ends: number[] }>();
+  private readonly endOffsetReads = new Map<string, Promise<void>>();
   private readonly logger: Logger;
   private running: Promise<void> | undefined;
   private stopping = false;
@@ -105,6 +109,8 @@ export class ProcessorRuntime<State> {
   private commits: Promise<void> = Promise.resolve();
   /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
   private readonly producing = new Map<number, Promise<void>>();
+  /** Per task id, its latest outputs handed to the log while they are still being written. */
+  private readonly writing = new Map<number, Promise<void>>();
   /** Outputs handed to the log and not yet durable, in produce() calls. */
   private unsent = 0;
   /** Counters for metrics and benchmarks. */
@@ -246,9 +252,12 @@ export class ProcessorRuntime<State> {
   }
 
   /**
-   * Processes every record the merge order allows, producing the outputs every
-   * OUTPUT_CHUNK records (a backlog read in one fetch neither piles up in memory nor waits
-   * for its end to be produced) and checkpointing when due, always after producing.
+   * Processes every record the merge order allows and checkpoints when due, always after
+   * producing. Outputs are handed to the log in chunks of at least OUTPUT_CHUNK (a backlog
+   * read in one fetch neither piles up in memory nor waits for its end to be produced);
+   * while the previous chunk is still being written the task goes on gathering, up to
+   * MAX_GATHERED_OUTPUTS, so processing and writing overlap and a slow write makes the
+   * next one bigger rather than stalling the task.
    */
   private async advance(task: Task<State>): Promise<void> {
     const outputs: OutputRecord[] = [];
@@ -259,7 +268,7 @@ export class ProcessorRuntime<State> {
       const record = task.inputs[next].peek()!;
       task.inputs[next].shift();
       await this.handle(task, task.sources[next], record, outputs);
-      if (outputs.length >= OUTPUT_CHUNK) {
+      if (outputs.length >= OUTPUT_CHUNK && (outputs.length >= MAX_GATHERED_OUTPUTS || !this.writing.has(task.id))) {
         await this.send(task, outputs.splice(0));
         await this.checkpointIfDue(task);
       }
@@ -277,7 +286,12 @@ export class ProcessorRuntime<State> {
   private async send(task: Task<State>, outputs: OutputRecord[]): Promise<void> {
     await this.producing.get(task.id);
     const produced = this.produce(outputs);
-    produced.catch(() => undefined); // handled where the task next waits for it
+    this.writing.set(task.id, produced);
+    // A failure is handled where the task next waits for these outputs.
+    const settled = (): void => {
+      if (this.writing.get(task.id) === produced) this.writing.delete(task.id);
+    };
+    produced.then(settled, settled);
     this.producing.set(task.id, produced);
   }
 
@@ -290,18 +304,21 @@ export class ProcessorRuntime<State> {
   /**
    * Index in task.sources of the input whose head record comes next in event time, or -1
    * while an input with no fetched record may still hold an earlier one. Per record, so it
-   * allocates nothing and awaits only when an empty input's end is not known from the cache.
+   * allocates nothing and awaits only when an empty input's end offsets must be read again.
    */
-  private nextSource(task: Task<State>): number | Promise<number> {
+  private nextSource(task: Task<State>, maxEndAgeMs = this.options.idleCheckMs ?? 100): number | Promise<number> {
     let best = -1;
     let bestTs = 0;
-    let stale = false;
     for (let i = 0; i < task.inputs.length; i++) {
       const head = task.inputs[i].peek();
       if (!head) {
-        const known = this.knownAtEnd(task.sources[i], task.inputs[i].fetched);
-        if (known === false) return -1; // this input partition may still hold earlier records
-        if (known === undefined) stale = true;
+        const atEnd = this.knownAtEnd(task.sources[i], task.inputs[i].fetched, maxEndAgeMs);
+        if (atEnd === undefined) {
+          // Any end offsets read since now will do, so this read (or one in flight) is enough.
+          const asked = Date.now();
+          return this.refreshEnds(task.sources[i].topic).then(() => this.nextSource(task, Math.max(maxEndAgeMs, Date.now() - asked)));
+        }
+        if (!atEnd) return -1; // this input partition may still hold earlier records
         continue;
       }
       if (best < 0 || head.timestamp < bestTs) {
@@ -309,39 +326,37 @@ export class ProcessorRuntime<State> {
         bestTs = head.timestamp;
       }
     }
-    return stale ? this.nextSourceChecked(task) : best;
-  }
-
-  /** nextSource() with every empty input's end looked up, refreshing stale end offsets. */
-  private async nextSourceChecked(task: Task<State>): Promise<number> {
-    let best = -1;
-    for (let i = 0; i < task.inputs.length; i++) {
-      const head = task.inputs[i].peek();
-      if (!head) {
-        if (await this.atEnd(task.sources[i], task.inputs[i].fetched)) continue;
-        return -1;
-      }
-      if (best < 0 || head.timestamp < task.inputs[best].peek()!.timestamp) best = i;
-    }
     return best;
   }
 
-  /** Whether position is the end of the source by the cached end offsets; undefined when they are stale. */
-  private knownAtEnd({ topic, partition }: Source, position: number): boolean | undefined {
-    const cached = this.endOffsetCache.get(topic);
-    if (!cached || Date.now() - cached.at >= (this.options.idleCheckMs ?? 100)) return undefined;
-    return position >= cached.ends[partition];
+  /**
+   * Whether position is the end of the source by end offsets read at most maxAgeMs ago;
+   * undefined when there are none that recent. Ends only grow, so an older read still proves
+   * a source is not at its end. The read is renewed in the background from half the usual
+   * age: reading waits for the log's appends in flight, and the merge should not.
+   */
+  private knownAtEnd({ topic, partition }: Source, position: number, maxAgeMs: number): boolean | undefined {
+    const cached = this.endOffsets.get(topic);
+    if (!cached) return undefined;
+    const age = Date.now() - cached.at;
+    if (age >= (this.options.idleCheckMs ?? 100) / 2) void this.refreshEnds(topic).catch(() => undefined);
+    if (position < cached.ends[partition]) return false;
+    return age <= maxAgeMs ? true : undefined;
   }
 
-  private async atEnd({ topic, partition }: Source, position: number): Promise<boolean> {
-    const cached = this.endOffsetCache.get(topic);
-    const fresh = cached && Date.now() - cached.at < (this.options.idleCheckMs ?? 100);
-    if (fresh && position < cached.ends[partition]) return false;
-    if (!fresh) {
-      const ends = (await this.options.log.endOffsets(topic)).sort((a, b) => a.partition - b.partition);
-      this.endOffsetCache.set(topic, { at: Date.now(), ends: ends.map((e) => e.offset) });
-    }
-    return position >= this.endOffsetCache.get(topic)!.ends[partition];
+  private refreshEnds(topic: string): Promise<void> {
+    const inFlight = this.endOffsetReads.get(topic);
+    if (inFlight) return inFlight;
+    const startedAt = Date.now(); // the ends are as of then: appends after it may be missing
+    const read = this.options.log
+      .endOffsets(topic)
+      .then((ends) => {
+        ends.sort((a, b) => a.partition - b.partition);
+        this.endOffsets.set(topic, { at: startedAt, ends: ends.map((e) => e.offset) });
+      })
+      .finally(() => this.endOffsetReads.delete(topic));
+    this.endOffsetReads.set(topic, read);
+    return read;
   }
 
   private async handle(task: Task<State>, source: Source, record: LogRecord, outputs: OutputRecord[]) {
