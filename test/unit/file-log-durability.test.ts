@@ -106,8 +106,11 @@ describe('file log durability', () => {
     expect((await readTopic(reopened, topic)).map((r) => r.value!.toString())).toEqual(
       Array.from({ length: 9 }, (_, i) => `v${i}`),
     );
+    // The end is read without the lock, so before any writer cut the tail: it stops before it.
+    expect((await reopened.endOffsets(topic))[0].offset).toBe(9);
     const [next] = await reopened.append(topic, [{ key: null, value: Buffer.from('after') }]);
     expect(next.offset).toBe(9);
+    expect((await reopened.endOffsets(topic))[0].offset).toBe(10);
     const all = await readTopic(reopened, topic);
     expect(all.map((r) => [r.offset, r.value!.toString()]).at(-1)).toEqual([9, 'after']);
     expect(all).toHaveLength(10);
@@ -123,6 +126,8 @@ describe('file log durability', () => {
         topic,
         ['x', 'y', 'z'].map((key) => ({ key, value: Buffer.from(`${key}${round}`), timestamp: 1_700_000_000_000 + round })),
       );
+      // Read each round: the end follows the newest segment across rolls and compactions.
+      expect((await log.endOffsets(topic))[0].offset).toBe(3 * (round + 1));
     }
     const partitionDir = join(dir, 'log', topic, '0');
     expect((await listSegments(partitionDir)).length).toBeGreaterThan(3);

@@ -216,3 +216,61 @@ export class PartitionReader {
     return true;
   }
 }
+
+/**
+ * The end offset of a partition, read without the log's lock so that it never waits for the
+ * appends in progress: the records of the newest segment are counted up to the first one
+ * that is incomplete or fails its checksum (a writer mid-write, or one that died, whose tail
+ * the next writer cuts to exactly there), and each read scans only what was added since the
+ * one before. Reads of one partition run one after the other.
+ */
+export class PartitionEnd {
+  private file: FileHandle | undefined;
+  private segmentBase = -1;
+  private scannedBytes = 0;
+  private next = 0;
+  private reading: Promise<number> = Promise.resolve(0);
+
+  constructor(private readonly dir: string) {}
+
+  read(): Promise<number> {
+    const run = this.reading.catch(() => 0).then(() => this.scan());
+    this.reading = run;
+    return run;
+  }
+
+  async close(): Promise<void> {
+    await this.reading.catch(() => undefined);
+    await this.file?.close();
+    this.file = undefined;
+  }
+
+  private async scan(): Promise<number> {
+    const newest = (await listSegments(this.dir)).at(-1);
+    if (newest === undefined) return 0;
+    if (newest !== this.segmentBase) {
+      await this.file?.close();
+      // The newest segment is never removed by the cleaner; a new one rolled meanwhile is
+      // found by the next read.
+      this.file = await open(segmentPath(this.dir, newest), 'r');
+      this.segmentBase = newest;
+      this.scannedBytes = 0;
+      this.next = newest;
+    }
+    const { size } = await this.file!.stat();
+    let chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(size - this.scannedBytes, 0)));
+    while (this.scannedBytes < size) {
+      const { bytesRead } = await this.file!.read(chunk, 0, Math.min(chunk.length, size - this.scannedBytes), this.scannedBytes);
+      let last = -1;
+      const scan = scanRecords(chunk.subarray(0, bytesRead), (record) => void (last = record.offset), false);
+      if (last >= 0) this.next = last + 1;
+      this.scannedBytes += scan.validBytes;
+      if (scan.stop === 'corrupt') break;
+      if (scan.validBytes === 0) {
+        if (bytesRead < chunk.length || this.scannedBytes + chunk.length >= size) break; // an incomplete record ends the file
+        chunk = Buffer.allocUnsafe(chunk.length * 2); // a record larger than the chunk
+      }
+    }
+    return this.next;
+  }
+}
