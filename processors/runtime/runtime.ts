@@ -24,6 +24,12 @@ export interface RuntimeOptions<State> {
 const OUTPUT_CHUNK = 2_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
+/**
+ * A task working through its queue gives the event loop a turn this often: records follow one
+ * another in microtasks, and the log's writes and reads in flight go on only between them.
+ */
+const YIELD_AFTER_MS = 4;
+const YIELD_CHECK_RECORDS = 32;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -53,6 +59,12 @@ class InputQueue {
   get size(): number {
     return this.records.length - this.head;
   }
+}
+
+/** An output of a task encoded for the log, waiting to be appended. */
+interface EncodedOutput extends OutgoingRecord {
+  topic: string;
+  value: Buffer;
 }
 
 /** One input partition of a task, named `<topic>#<partition>`. */
@@ -107,10 +119,14 @@ export class ProcessorRuntime<State> {
   private stopping = false;
   /** Commits of checkpointed positions, one after the other, in checkpoint order. */
   private commits: Promise<void> = Promise.resolve();
+  /** Topics whose schema the codec has registered: outputs to them are encoded without waiting. */
+  private readonly registered = new Set<string>();
   /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
   private readonly producing = new Map<number, Promise<void>>();
   /** Per task id, its latest outputs handed to the log while they are still being written. */
   private readonly writing = new Map<number, Promise<void>>();
+  /** Tasks working through their queues (they may hold gathered outputs not yet handed to the log). */
+  private advancing = 0;
   /** Outputs handed to the log and not yet durable, in produce() calls. */
   private unsent = 0;
   /** Counters for metrics and benchmarks. */
@@ -208,7 +224,7 @@ export class ProcessorRuntime<State> {
 
   /** True when every input partition has been processed up to its current end and its outputs are in the log. */
   async caughtUp(): Promise<boolean> {
-    if (this.unsent > 0) return false;
+    if (this.unsent > 0 || this.advancing > 0) return false; // outputs gathered or in flight
     for (const topic of this.processor.inputs) {
       const ends = await this.options.log.endOffsets(topic);
       for (const { partition, offset } of ends) {
@@ -260,7 +276,18 @@ export class ProcessorRuntime<State> {
    * next one bigger rather than stalling the task.
    */
   private async advance(task: Task<State>): Promise<void> {
-    const outputs: OutputRecord[] = [];
+    this.advancing++;
+    try {
+      await this.advanceTask(task);
+    } finally {
+      this.advancing--;
+    }
+  }
+
+  private async advanceTask(task: Task<State>): Promise<void> {
+    const outputs: EncodedOutput[] = [];
+    let handled = 0;
+    let lastYield = performance.now();
     for (;;) {
       let next = this.nextSource(task);
       if (typeof next !== 'number') next = await next; // awaiting a plain number would still cost a tick
@@ -268,6 +295,10 @@ export class ProcessorRuntime<State> {
       const record = task.inputs[next].peek()!;
       task.inputs[next].shift();
       await this.handle(task, task.sources[next], record, outputs);
+      if (++handled % YIELD_CHECK_RECORDS === 0 && performance.now() - lastYield >= YIELD_AFTER_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
       if (outputs.length >= OUTPUT_CHUNK && (outputs.length >= MAX_GATHERED_OUTPUTS || !this.writing.has(task.id))) {
         await this.send(task, outputs.splice(0));
         await this.checkpointIfDue(task);
@@ -283,7 +314,7 @@ export class ProcessorRuntime<State> {
    * append per task in flight keeps its outputs in order on every adapter; a checkpoint waits
    * for them (checkpoint()), and a failure surfaces at the task's next send or checkpoint.
    */
-  private async send(task: Task<State>, outputs: OutputRecord[]): Promise<void> {
+  private async send(task: Task<State>, outputs: EncodedOutput[]): Promise<void> {
     await this.producing.get(task.id);
     const produced = this.produce(outputs);
     this.writing.set(task.id, produced);
@@ -359,8 +390,14 @@ export class ProcessorRuntime<State> {
     return read;
   }
 
-  private async handle(task: Task<State>, source: Source, record: LogRecord, outputs: OutputRecord[]) {
+  /**
+   * Processes one record and appends its outputs, encoded, to `encoded`: the values die young
+   * (a chunk gathered for the log holds bytes, which the collector does not trace), and an
+   * output its topic's schema refuses dead-letters the record like any processor failure.
+   */
+  private async handle(task: Task<State>, source: Source, record: LogRecord, encoded: EncodedOutput[]) {
     const { topic } = source;
+    const outputs: OutputRecord[] = [];
     task.positions[source.id] = record.offset + 1;
     task.dirty = true;
     let value: unknown = null;
@@ -374,21 +411,22 @@ export class ProcessorRuntime<State> {
         }
         value = validated.data;
       } catch (err) {
-        outputs.push(this.deadLetter(record, (err as Error).message));
+        await this.encode([this.deadLetter(record, (err as Error).message)], encoded);
         return;
       }
     }
     const ctx = this.context(task, record.timestamp, outputs, record);
-    const mark = outputs.length;
+    const mark = encoded.length;
     try {
       this.processor.process(
         task.state,
         { topic, partition: record.partition, offset: record.offset, key: record.key, timestamp: record.timestamp, value },
         ctx,
       );
+      await this.encode(outputs, encoded);
     } catch (err) {
-      outputs.length = mark;
-      outputs.push(this.deadLetter(record, `processor ${this.processor.name} failed: ${(err as Error).message}`));
+      encoded.length = mark;
+      await this.encode([this.deadLetter(record, `processor ${this.processor.name} failed: ${(err as Error).message}`)], encoded);
       return;
     }
     this.stats.processed++;
@@ -397,8 +435,28 @@ export class ProcessorRuntime<State> {
       const watermark = task.maxEventTime - this.processor.allowedLatenessMs;
       if (watermark > task.watermark) {
         task.watermark = watermark;
+        outputs.length = 0;
         this.processor.onWatermark?.(task.state, watermark, this.context(task, watermark, outputs));
+        await this.encode(outputs, encoded);
       }
+    }
+  }
+
+  /** Encodes outputs onto `encoded`, registering the schema of a topic met for the first time. */
+  private async encode(outputs: OutputRecord[], encoded: EncodedOutput[]): Promise<void> {
+    const { codec } = this.options;
+    for (const o of outputs) {
+      if (!this.registered.has(o.topic)) {
+        await codec.registerTopics([o.topic]);
+        this.registered.add(o.topic);
+      }
+      let value: Buffer;
+      try {
+        value = codec.encodeSync(o.topic, o.value);
+      } catch (err) {
+        throw new Error(`its output to ${o.topic} does not fit the topic's schema: ${(err as Error).message}`);
+      }
+      encoded.push({ topic: o.topic, key: o.key, value, timestamp: o.timestamp });
     }
   }
 
@@ -425,20 +483,16 @@ export class ProcessorRuntime<State> {
     return { topic: TOPICS.deadLetters.name, key: record.topic, value: letter, timestamp: record.timestamp };
   }
 
-  private async produce(outputs: OutputRecord[]): Promise<void> {
+  private async produce(outputs: EncodedOutput[]): Promise<void> {
     this.unsent += outputs.length;
     try {
-      const { codec, log } = this.options;
-      await codec.registerTopics([...new Set(outputs.map((o) => o.topic))]);
-      // Encoded in emission order, so a value emitted to two topics in a row is encoded once.
       const byTopic = new Map<string, OutgoingRecord[]>();
       for (const o of outputs) {
-        const record = { key: o.key, value: codec.encodeSync(o.topic, o.value), timestamp: o.timestamp };
         const list = byTopic.get(o.topic);
-        if (list) list.push(record);
-        else byTopic.set(o.topic, [record]);
+        if (list) list.push(o);
+        else byTopic.set(o.topic, [o]);
       }
-      await Promise.all([...byTopic].map(([topic, records]) => log.append(topic, records)));
+      await Promise.all([...byTopic].map(([topic, records]) => this.options.log.append(topic, records)));
       this.stats.produced += outputs.length;
     } finally {
       this.unsent -= outputs.length;
