@@ -25,6 +25,12 @@ const OUTPUT_CHUNK = 2_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
 /**
+ * Checkpoints of a task are at least this many times as far apart as its last save took: a
+ * state that grows with history (the analog library, every author's calls) is serialised
+ * whole, and saving it then stays within about 5% of the task's time.
+ */
+const SAVE_COST_MULTIPLE = 20;
+/**
  * A task working through its queue gives the event loop a turn this often: records follow one
  * another in microtasks, and the log's writes and reads in flight go on only between them.
  */
@@ -87,6 +93,8 @@ interface Task<State> {
   watermark: number;
   dirty: boolean;
   lastCheckpointAt: number;
+  /** How long the last checkpoint took to save (the whole state is serialised each time). */
+  lastSaveMs: number;
 }
 
 /**
@@ -327,7 +335,8 @@ export class ProcessorRuntime<State> {
   }
 
   private async checkpointIfDue(task: Task<State>): Promise<void> {
-    if (task.dirty && Date.now() - task.lastCheckpointAt >= (this.options.checkpointIntervalMs ?? 5000)) {
+    const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, SAVE_COST_MULTIPLE * task.lastSaveMs);
+    if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) {
       await this.checkpoint(task);
     }
   }
@@ -503,6 +512,7 @@ export class ProcessorRuntime<State> {
   private async checkpoint(task: Task<State>): Promise<void> {
     await this.producing.get(task.id);
     if (task.dirty) {
+      const started = performance.now();
       await this.options.checkpoints.save(this.processor.name, task.id, {
         stateVersion: this.processor.stateVersion,
         positions: task.positions,
@@ -511,6 +521,7 @@ export class ProcessorRuntime<State> {
       });
       task.dirty = false;
       task.lastCheckpointAt = Date.now();
+      task.lastSaveMs = performance.now() - started;
     }
     const covered = task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] }));
     // Off the processing path: a group busy re-balancing may hold a commit for seconds, and
@@ -540,6 +551,7 @@ export class ProcessorRuntime<State> {
       watermark: maxEventTime - this.processor.allowedLatenessMs,
       dirty: false,
       lastCheckpointAt: Date.now(),
+      lastSaveMs: 0,
     };
     this.tasks.set(id, task);
     return task;
