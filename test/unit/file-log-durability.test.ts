@@ -141,6 +141,29 @@ describe('file log durability', () => {
     await log.close();
   });
 
+  it('follows a growing topic with reads that go on from the last offset, across segment rolls', async () => {
+    const topic = 'followed';
+    const log = await FileEventLog.open({ dir, fsync: 'never', segmentBytes: 512, logger: silent });
+    await log.ensureTopics([spec(topic, { partitions: 1 })]);
+    const seen: string[] = [];
+    let next = 0;
+    for (let i = 0; i < 60; i++) {
+      await log.append(topic, [{ key: null, value: Buffer.from(`v${i}`) }]);
+      // Twice per append: the second read finds nothing new and must leave the place unchanged.
+      for (let pass = 0; pass < 2; pass++) {
+        for (const record of await log.read(topic, 0, next, 3)) {
+          seen.push(record.value!.toString());
+          next = record.offset + 1;
+        }
+      }
+    }
+    expect((await listSegments(join(dir, 'log', topic, '0'))).length).toBeGreaterThan(3);
+    expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => `v${i}`));
+    // A read from an earlier place than any kept reader still starts there.
+    expect((await log.read(topic, 0, 5, 2)).map((r) => r.value!.toString())).toEqual(['v5', 'v6']);
+    await log.close();
+  });
+
   it('deletes the oldest closed segments beyond retention bytes', async () => {
     const topic = 'retained';
     const log = await FileEventLog.open({ dir, fsync: 'never', segmentBytes: 512, logger: silent });

@@ -20,7 +20,8 @@ import { cleanPartition } from './cleaner.ts';
 import { readGroupOffsets } from './group-offsets.ts';
 import { FileLogConsumer } from './file-consumer.ts';
 import { toLogRecord, type EncodableRecord } from './record-format.ts';
-import { listSegments, PartitionEnd, PartitionReader, PartitionWriter } from './segments.ts';
+import { ReaderCache } from './reader-cache.ts';
+import { listSegments, PartitionEnd, PartitionWriter } from './segments.ts';
 
 export interface FileLogOptions {
   /** The data dir; the log lives in `<dir>/log`. */
@@ -53,6 +54,7 @@ export class FileEventLog implements EventLog {
   private readonly topics = new Map<string, TopicSpec>();
   private readonly writers = new Map<string, PartitionWriter>();
   private readonly ends = new Map<string, PartitionEnd>();
+  private readonly readers = new ReaderCache();
   private readonly roundRobin = new Map<string, number>();
   private pending: PendingAppend[] = [];
   private flushing: Promise<void> | undefined;
@@ -122,12 +124,7 @@ export class FileEventLog implements EventLog {
   }
 
   async read(topic: string, partition: number, offset: number, max: number): Promise<LogRecord[]> {
-    const reader = new PartitionReader(this.partitionDir(topic, partition), offset);
-    try {
-      return (await reader.read(max)).map((r) => toLogRecord(r, topic, partition));
-    } finally {
-      await reader.close();
-    }
+    return (await this.readers.read(this.partitionDir(topic, partition), offset, max)).map((r) => toLogRecord(r, topic, partition));
   }
 
   async startOffsets(topic: string): Promise<PartitionOffset[]> {
@@ -179,7 +176,7 @@ export class FileEventLog implements EventLog {
   async close(): Promise<void> {
     await this.flushing;
     this.commits.close();
-    await Promise.all([...this.writers.values(), ...this.ends.values()].map((w) => w.close()));
+    await Promise.all([...this.writers.values(), ...this.ends.values(), this.readers].map((w) => w.close()));
     this.writers.clear();
     this.ends.clear();
   }

@@ -107,6 +107,29 @@ export interface ScanResult {
 }
 
 /**
+ * Walks consecutive frames of `buf` whose checksum holds, calling `onFrame` with each body and
+ * its frame's byte position and size. `onFrame` returns false to stop after the frame, or
+ * 'corrupt' when the body does not parse (the scan stops before the frame).
+ */
+export function scanFrames(buf: Buffer, onFrame: (body: Buffer, position: number, size: number) => boolean | 'corrupt' | void): ScanResult {
+  let at = 0;
+  while (at < buf.length) {
+    if (buf.length - at < FRAME_BYTES) return { validBytes: at, stop: 'incomplete' };
+    const bodyLength = buf.readUInt32LE(at);
+    if (bodyLength < MIN_BODY_BYTES || bodyLength > MAX_BODY_BYTES) return { validBytes: at, stop: 'corrupt' };
+    const end = at + FRAME_BYTES + bodyLength;
+    if (end > buf.length) return { validBytes: at, stop: 'incomplete' };
+    const body = buf.subarray(at + FRAME_BYTES, end);
+    if (crc32(body) !== buf.readUInt32LE(at + 4)) return { validBytes: at, stop: 'corrupt' };
+    const verdict = onFrame(body, at, end - at);
+    if (verdict === 'corrupt') return { validBytes: at, stop: 'corrupt' };
+    at = end;
+    if (verdict === false) break;
+  }
+  return { validBytes: at, stop: 'end' };
+}
+
+/**
  * Parses consecutive records from `buf`, calling `onRecord` for each valid one with its
  * byte position relative to the buffer. Returning false from `onRecord` stops the scan
  * after that record. Values are copies unless `copyValues` is false: then they are views
@@ -117,26 +140,19 @@ export function scanRecords(
   onRecord: (record: StoredRecord, position: number, size: number) => boolean | void,
   copyValues = true,
 ): ScanResult {
-  let at = 0;
-  while (at < buf.length) {
-    if (buf.length - at < FRAME_BYTES) return { validBytes: at, stop: 'incomplete' };
-    const bodyLength = buf.readUInt32LE(at);
-    if (bodyLength < MIN_BODY_BYTES || bodyLength > MAX_BODY_BYTES) return { validBytes: at, stop: 'corrupt' };
-    const end = at + FRAME_BYTES + bodyLength;
-    if (end > buf.length) return { validBytes: at, stop: 'incomplete' };
-    const body = buf.subarray(at + FRAME_BYTES, end);
-    if (crc32(body) !== buf.readUInt32LE(at + 4)) return { validBytes: at, stop: 'corrupt' };
+  return scanFrames(buf, (body, position, size) => {
     const record = decodeBody(body, copyValues);
-    if (!record) return { validBytes: at, stop: 'corrupt' };
-    const keepGoing = onRecord(record, at, end - at);
-    at = end;
-    if (keepGoing === false) break;
-  }
-  return { validBytes: at, stop: 'end' };
+    return record ? onRecord(record, position, size) : 'corrupt';
+  });
+}
+
+/** The offset a frame body (scanFrames) holds, without decoding the rest. */
+export function offsetOfBody(body: Buffer): number {
+  return body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;
 }
 
 function decodeBody(body: Buffer, copyValue: boolean): StoredRecord | undefined {
-  const offset = body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;
+  const offset = offsetOfBody(body);
   const timestamp = body.readUInt32LE(8) + body.readUInt32LE(12) * TWO_32;
   let at = 16;
   const keyLength = body.readInt32LE(at);

@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecords, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
+import { encodeRecords, offsetOfBody, scanFrames, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
 
 /**
  * Segment files of one topic-partition: `<base offset, 20 digits>.seg`, appended to in
@@ -262,7 +262,8 @@ export class PartitionEnd {
     while (this.scannedBytes < size) {
       const { bytesRead } = await this.file!.read(chunk, 0, Math.min(chunk.length, size - this.scannedBytes), this.scannedBytes);
       let last = -1;
-      const scan = scanRecords(chunk.subarray(0, bytesRead), (record) => void (last = record.offset), false);
+      // Frames whose checksum holds are whole: only their offsets are needed here.
+      const scan = scanFrames(chunk.subarray(0, bytesRead), (body) => void (last = offsetOfBody(body)));
       if (last >= 0) this.next = last + 1;
       this.scannedBytes += scan.validBytes;
       if (scan.stop === 'corrupt') break;
