@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type JS } from '@duckdb/node-api';
+import { EventLoopTurns } from '../event-loop/turns.ts';
 import type { Logger } from '../logging.ts';
 import { StoreError } from './errors.ts';
 import {
@@ -124,7 +125,13 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
       let appender: DuckDBAppender | undefined;
       try {
         appender = await this.writer.createAppender(stage, null, 'temp');
-        for (const row of batch) appendRow(appender, def, row);
+        // Appending runs on this thread; reads asked meanwhile are answered in its turns.
+        const turns = new EventLoopTurns();
+        for (const row of batch) {
+          appendRow(appender, def, row);
+          const turn = turns.due();
+          if (turn) await turn;
+        }
       } catch (err) {
         throw wrap(err);
       } finally {

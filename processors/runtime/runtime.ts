@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
 import type { EventLog, LogConsumer, LogRecord, OutgoingRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
@@ -30,12 +31,6 @@ const MAX_GATHERED_OUTPUTS = 50_000;
  * whole, and saving it then stays within about 5% of the task's time.
  */
 const SAVE_COST_MULTIPLE = 20;
-/**
- * A task working through its queue gives the event loop a turn this often: records follow one
- * another in microtasks, and the log's writes and reads in flight go on only between them.
- */
-const YIELD_AFTER_MS = 4;
-const YIELD_CHECK_RECORDS = 32;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -294,8 +289,8 @@ export class ProcessorRuntime<State> {
 
   private async advanceTask(task: Task<State>): Promise<void> {
     const outputs: EncodedOutput[] = [];
-    let handled = 0;
-    let lastYield = performance.now();
+    // The log's writes and end reads in flight go on only in the event loop's turns.
+    const turns = new EventLoopTurns();
     for (;;) {
       let next = this.nextSource(task);
       if (typeof next !== 'number') next = await next; // awaiting a plain number would still cost a tick
@@ -303,10 +298,8 @@ export class ProcessorRuntime<State> {
       const record = task.inputs[next].peek()!;
       task.inputs[next].shift();
       await this.handle(task, task.sources[next], record, outputs);
-      if (++handled % YIELD_CHECK_RECORDS === 0 && performance.now() - lastYield >= YIELD_AFTER_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        lastYield = performance.now();
-      }
+      const turn = turns.due();
+      if (turn) await turn;
       if (outputs.length >= OUTPUT_CHUNK && (outputs.length >= MAX_GATHERED_OUTPUTS || !this.writing.has(task.id))) {
         await this.send(task, outputs.splice(0));
         await this.checkpointIfDue(task);

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
 import type { Config } from '../../infra/config.ts';
 import type { Batch, BatchContext, EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
@@ -172,7 +173,11 @@ export class ProjectionRunner {
     try {
       const counts = { rows: 0, failed: 0, tombstones: 0 };
       const letters: DeadLetter[] = [];
+      // Reads of the store asked by other threads (the API) are answered in the loop's turns.
+      const turns = new EventLoopTurns();
       for (const record of batch.records) {
+        const turn = turns.due();
+        if (turn) await turn;
         const outcome = await this.project(record);
         if (typeof outcome !== 'number') letters.push(this.deadLetter(record, outcome.reason));
         else if (record.value === null) counts.tombstones++;
