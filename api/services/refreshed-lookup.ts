@@ -13,7 +13,7 @@ export interface RefreshedLookupOptions<V> {
 
 /**
  * Values found by key (API keys, token metadata), held in memory and all read again together
- * once `ttlMs` has passed: a change shows at most `ttlMs` after the store has it, and the store
+ * once `ttlMs` has passed (begun in the background after half of it): a change shows at most `ttlMs` after the store has it, and the store
  * sees one read per thousand held values per `ttlMs`, however many requests and keys there are
  * (an expiry per value costs a read per request once the values outnumber what requests keep
  * warm). Keys not found are not held, so a new value shows as soon as it is stored. Concurrent
@@ -36,7 +36,11 @@ export class RefreshedLookup<V> {
    * (requests arriving together for a key not held yet share its read).
    */
   async get(keys: readonly string[]): Promise<Map<string, V>> {
-    if (this.options.now() - this.checkedAt >= this.options.ttlMs) await this.refresh();
+    const age = this.options.now() - this.checkedAt;
+    if (age >= this.options.ttlMs) await this.refresh();
+    // Renewed in the background from half the bound: requests wait for the store only when none
+    // came in that half or the read took longer (a store busy with a catch-up answers slowly).
+    else if (age >= this.options.ttlMs / 2) this.refresh().catch(() => undefined);
     const found = new Map<string, V>();
     const waiting: [string, Promise<V | undefined>][] = [];
     const missing: string[] = [];
