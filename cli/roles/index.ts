@@ -14,11 +14,11 @@ import { onWorkerThread } from './worker-thread.ts';
  * thread holds an embedded store and answers the other roles' reads of it.
  */
 export const ROLES: readonly Role[] = [
-  onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole'),
+  onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { background: true }),
   apiRole,
   streamRole,
   researchRole,
-  onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole'),
+  onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole', { background: true }),
   webhooksRole,
   onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
 ];

@@ -12,6 +12,8 @@ export interface RoleThreadData {
   config: Config;
   /** Where the thread serves its store to the process's other roles (embedded DuckDB). */
   storePort?: MessagePort;
+  /** The thread's nice value (Linux keeps one per thread); 0 leaves it as the process's. */
+  nice: number;
 }
 
 export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' };
@@ -22,16 +24,21 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  * loop that answers HTTP requests in the same process. The role is named by its module and
  * export because a thread imports its code afresh.
  *
+ * `background`: the role works through backlogs (a first start's seeding, a catch-up) that
+ * may take every core; its thread runs at TQA_BACKGROUND_NICE, so when the cores are short
+ * the kernel serves the API's thread (and the store's reads) first.
+ *
  * `holdsStore`: the role writes the store. Embedded DuckDB allows one instance per file, so
  * the thread opens it and serves it to the roles of the main thread, which read it through a
  * RemoteStore (ctx.shareStore); a store server (ClickHouse) is opened by each thread itself.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false } = {}): Role {
+export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false } = {}): Role {
   return {
     name,
     async start({ config, logger, shareStore }) {
       const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
-      const workerData: RoleThreadData = { module: module.href, exportName, config, storePort: channel?.port2 };
+      const nice = background ? config.TQA_BACKGROUND_NICE : 0;
+      const workerData: RoleThreadData = { module: module.href, exportName, config, storePort: channel?.port2, nice };
       const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
         workerData,
         transferList: channel ? [channel.port2] : [],
