@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { defineProjection } from './runtime/projection.ts';
 
@@ -15,7 +16,7 @@ export const apiKeysProjection = defineProjection({
         hash: event.keyHash,
         name: event.name,
         plan: event.plan,
-        scopes: JSON.stringify(event.scopes),
+        scopes: jsonText(event.scopes),
         created_at: event.createdAt,
         revoked_at: event.action === 'revoke' ? event.ts : null,
         team_id: event.teamId,

@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { defineProjection, snakeKeys } from './runtime/projection.ts';
 
@@ -7,6 +8,6 @@ export const authorMetricsProjection = defineProjection({
   topics: [TOPICS.authorMetrics.name],
   tables: ['author_metrics'],
   toRows: (metrics) => [
-    { table: 'author_metrics', row: { ...snakeKeys(metrics), sector_strength: JSON.stringify(metrics.sectorStrength) } },
+    { table: 'author_metrics', row: { ...snakeKeys(metrics), sector_strength: jsonText(metrics.sectorStrength) } },
   ],
 });

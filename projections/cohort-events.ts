@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { defineProjection, snakeKeys } from './runtime/projection.ts';
 
@@ -6,5 +7,5 @@ export const cohortEventsProjection = defineProjection({
   name: 'cohort-events',
   topics: [TOPICS.cohortEvents.name],
   tables: ['cohort_events'],
-  toRows: (event) => [{ table: 'cohort_events', row: { ...snakeKeys(event), members: JSON.stringify(event.members) } }],
+  toRows: (event) => [{ table: 'cohort_events', row: { ...snakeKeys(event), members: jsonText(event.members) } }],
 });

@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { defineProjection, snakeKeys } from './runtime/projection.ts';
 
@@ -7,7 +8,7 @@ export const cohortsProjection = defineProjection({
   topics: [TOPICS.cohorts.name],
   tables: ['cohorts', 'cohort_versions'],
   toRows: (cohort) => {
-    const row = { ...snakeKeys(cohort), members: JSON.stringify(cohort.members) };
+    const row = { ...snakeKeys(cohort), members: jsonText(cohort.members) };
     return [
       { table: 'cohorts', row },
       { table: 'cohort_versions', row },

@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { FEATURE_NAMES } from '../processors/quant-engine/features/definitions.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
@@ -24,7 +25,7 @@ export function latestSnapshotRow(snapshot: QuantSnapshot): LatestSnapshotRow {
     narrative: snapshot.narrative,
     divergence_state: snapshot.divergenceState,
     ...ruleFieldColumns(snapshot),
-    snapshot: JSON.stringify(snapshot),
+    snapshot: jsonText(snapshot),
   } as LatestSnapshotRow;
 }
 
@@ -44,7 +45,7 @@ export function snapshotHistoryRow(snapshot: QuantSnapshot): SnapshotHistoryRow 
 
 /** A snapshot as its snapshot_records row: the record whole, at its time. */
 export function snapshotRecordRow(snapshot: QuantSnapshot): SnapshotRecordRow {
-  return { token_id: snapshot.tokenId, ts: snapshot.ts, version: 1, snapshot: JSON.stringify(snapshot) };
+  return { token_id: snapshot.tokenId, ts: snapshot.ts, version: 1, snapshot: jsonText(snapshot) };
 }
 
 /** The newest quant snapshot of every token, by snapshot time. */

@@ -1,3 +1,4 @@
+import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import { defineProjection, snakeKeys } from './runtime/projection.ts';
 
@@ -11,9 +12,9 @@ export const narrativesProjection = defineProjection({
       table: 'narrative_buckets',
       row: {
         ...snakeKeys(bucket),
-        author_ids: JSON.stringify(bucket.authorIds),
-        top_tokens: JSON.stringify(bucket.topTokens),
-        top_contributors: JSON.stringify(bucket.topContributors),
+        author_ids: jsonText(bucket.authorIds),
+        top_tokens: jsonText(bucket.topTokens),
+        top_contributors: jsonText(bucket.topContributors),
       },
     },
   ],

@@ -1,3 +1,4 @@
+import { isMadeJsonText } from './json-text.ts';
 import { StoreError } from './errors.ts';
 
 /**
@@ -137,44 +138,43 @@ export function assertFinite(value: number, where: string): void {
   if (!Number.isFinite(value)) throw new StoreError('STORE_INVALID_VALUE', `${where}: ${value} is not a finite number`);
 }
 
-/** Names a cell in an error; built only when there is one. */
+/** Names a cell in an error message. */
 function cellName(def: TableDef, row: number, col: Column): string {
   return `${def.name}[${row}].${col.name}`;
 }
 
-/** Refuses a value its column cannot hold. */
+/** Refuses a value its column cannot hold; the cell is named only for an error. */
 function checkValue(def: TableDef, row: number, col: Column, value: unknown): void {
-  const where = () => cellName(def, row, col);
   if (value === null) {
-    if (!col.nullable) throw new StoreError('STORE_INVALID_VALUE', `${where()}: null in a non-nullable column`);
+    if (!col.nullable) throw new StoreError('STORE_INVALID_VALUE', `${cellName(def, row, col)}: null in a non-nullable column`);
     return;
   }
   switch (col.type) {
     case 'string':
     case 'json':
       if (typeof value !== 'string') break;
-      if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) assertStorableString(value, where());
-      if (col.type === 'json') {
+      if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) assertStorableString(value, cellName(def, row, col));
+      if (col.type === 'json' && !isMadeJsonText(value)) {
         try {
           JSON.parse(value);
         } catch {
-          throw new StoreError('STORE_INVALID_VALUE', `${where()}: not valid JSON text`);
+          throw new StoreError('STORE_INVALID_VALUE', `${cellName(def, row, col)}: not valid JSON text`);
         }
       }
       return;
     case 'int64':
       if (typeof value !== 'number') break;
-      if (!Number.isSafeInteger(value)) assertInt64(value, where());
+      if (!Number.isSafeInteger(value)) assertInt64(value, cellName(def, row, col));
       return;
     case 'float64':
       if (typeof value !== 'number') break;
-      if (!Number.isFinite(value)) assertFinite(value, where());
+      if (!Number.isFinite(value)) assertFinite(value, cellName(def, row, col));
       return;
     case 'bool':
       if (typeof value !== 'boolean') break;
       return;
   }
-  throw new StoreError('STORE_INVALID_VALUE', `${where()}: expected ${col.type}, got ${typeof value}`);
+  throw new StoreError('STORE_INVALID_VALUE', `${cellName(def, row, col)}: expected ${col.type}, got ${typeof value}`);
 }
 
 /**
