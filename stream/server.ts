@@ -180,10 +180,19 @@ export async function startStreamServer(options: StreamServerOptions): Promise<S
   const feed = new PublicEventFeed({ log: options.log, codec: options.codec, logger, pollMs, onEvent });
   const catchUps = new CatchUps({ log: options.log, codec: options.codec, logger, feed, now, pollMs, maxBufferedBytes, windowMs: options.resumeWindowMs });
   await feed.start();
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(options.port, options.host, () => resolve());
+    });
+  } catch (err) {
+    // Not listening (the port is taken): what started already would keep the process alive.
+    clearInterval(pingTimer);
+    clearInterval(keyTimer);
+    await feed.stop();
+    await catchUps.stop();
+    throw err;
+  }
 
   return {
     port: (http.address() as AddressInfo).port,

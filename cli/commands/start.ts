@@ -35,28 +35,38 @@ export const startCommand: CliCommand = {
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
     const running: RunningRole[] = [];
-    for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
-      const ctx = {
-        config,
-        logger: logger.child({ role: role.name }),
-        services,
-        store: () => (store ??= openStore(config, logger)),
-        shareStore: (shared: AnalyticalStore<ProjectionTables>) => (store = Promise.resolve(shared)),
-        stdout,
-        catchUp,
-      };
-      running.unshift(await role.start(ctx));
+    // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
+    const stopAll = async () => {
+      await catchUp.stop();
+      for (const role of running) await role.stop();
+      // Last: the roles that read or wrote it are done with it.
+      if (store) await (await store).close();
+      await services.close();
+    };
+    try {
+      for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
+        const ctx = {
+          config,
+          logger: logger.child({ role: role.name }),
+          services,
+          store: () => (store ??= openStore(config, logger)),
+          shareStore: (shared: AnalyticalStore<ProjectionTables>) => (store = Promise.resolve(shared)),
+          stdout,
+          catchUp,
+        };
+        running.unshift(await role.start(ctx));
+      }
+    } catch (err) {
+      // A role that cannot start (its port is taken) ends the start: the roles already running
+      // stop too, or their threads and servers would keep the process alive, doing half the work.
+      await stopAll().catch((stopErr: unknown) => logger.error({ err: stopErr }, 'stopping the roles started failed'));
+      throw err;
     }
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
-    // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
     const signal = await stopSignal;
     logger.info({ signal }, 'stopping');
-    await catchUp.stop();
-    for (const role of running) await role.stop();
-    // Last: the roles that read or wrote it are done with it.
-    if (store) await (await store).close();
-    await services.close();
+    await stopAll();
     logger.info('stopped');
     return 0;
   },

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +110,26 @@ describe('tqa start on an empty data dir', () => {
     const { stdout } = await run(process.execPath, ['bin/tqa.js', 'keys', 'list', '--json'], { cwd: ROOT, env });
     expect((JSON.parse(stdout) as { id: string }[]).map((k) => k.id)).toEqual([described.id]);
   }, 120_000);
+
+  it.each(['STREAM_PORT', 'PORT'])('exits with code 1, stopping the roles already started, when %s is taken', async (setting) => {
+    const [free, taken] = await freePorts(2);
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(taken, resolve));
+    const failDir = await mkdtemp(join(tmpdir(), 'tqa-fail-'));
+    try {
+      const ports = setting === 'PORT' ? { PORT: String(taken), STREAM_PORT: String(free) } : { PORT: String(free), STREAM_PORT: String(taken) };
+      const service = start({ ...env, TQA_DATA_DIR: failDir, ...ports });
+      const code = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
+      running.delete(service);
+      if (code === 'hung') signalGroup(service.child, 'SIGKILL');
+      expect(code).toBe(1);
+      expect(service.stderr()).toContain('EADDRINUSE');
+      expect(logged(service, 'service started')).toBe(false);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+      await rm(failDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('applies a key made or revoked during the catch-up as soon as the command returns, ahead of the backlog', async () => {
     // A week of history: the engine works through it for minutes, so the commands below run
