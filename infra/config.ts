@@ -7,12 +7,6 @@ const ConfigSchema = z.object({
   TQA_STORE: z.enum(['duckdb', 'clickhouse']).default('duckdb'),
   /** The embedded store's memory (DuckDB's memory_limit: its own default is 80% of the machine's); beyond it DuckDB spills to disk. */
   TQA_DUCKDB_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'must be a size such as 512MB or 2GiB').default('512MiB'),
-  /**
-   * The embedded store's write-ahead log size at which DuckDB checkpoints it. DuckDB's 16MiB
-   * checkpointed every few batches of a catch-up; a larger log costs a longer replay on start
-   * after a crash.
-   */
-  TQA_DUCKDB_CHECKPOINT_THRESHOLD: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'must be a size such as 256MiB').default('256MiB'),
   /** When an embedded append is acknowledged: after fdatasync (`always`) or without it (`never`). */
   TQA_LOG_FSYNC: z.enum(['always', 'never']).default('always'),
   /** Size at which an embedded segment file is closed and a new one started. */
