@@ -13,10 +13,10 @@ export interface RefreshedLookupOptions<V> {
 
 /**
  * Values found by key (API keys, token metadata), held in memory and all read again together
- * once `ttlMs` has passed (begun in the background after half of it): a change shows at most `ttlMs` after the store has it, and the store
- * sees one read per thousand held values per `ttlMs`, however many requests and keys there are
- * (an expiry per value costs a read per request once the values outnumber what requests keep
- * warm). Keys not found are not held, so a new value shows as soon as it is stored. Concurrent
+ * once `ttlMs` has passed (begun in the background after half of it): a change shows at most
+ * `ttlMs` after the store has it, and the store sees one read per thousand held values per
+ * `ttlMs`, however many requests and keys there are (an expiry per value costs a read per
+ * request once the values outnumber what requests keep warm). Keys not found are not held, so a new value shows as soon as it is stored. Concurrent
  * callers share one refresh.
  */
 export class RefreshedLookup<V> {

@@ -122,8 +122,13 @@ export function columnOf(def: TableDef, name: string): Column {
 }
 
 /** A string both stores hold exactly: well-formed UTF-16, so it encodes to UTF-8 and back unchanged. */
+function isStorableString(value: string): boolean {
+  // String.prototype.isWellFormed is in Node 20, not yet in the ES2022 library types.
+  return (value as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 export function assertStorableString(value: string, where: string): void {
-  if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) {
+  if (!isStorableString(value)) {
     throw new StoreError('STORE_INVALID_VALUE', `${where}: string contains a lone surrogate and has no UTF-8 form`);
   }
 }
@@ -153,7 +158,7 @@ function checkValue(def: TableDef, row: number, col: Column, value: unknown): vo
     case 'string':
     case 'json':
       if (typeof value !== 'string') break;
-      if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) assertStorableString(value, cellName(def, row, col));
+      if (!isStorableString(value)) assertStorableString(value, cellName(def, row, col));
       if (col.type === 'json' && !isMadeJsonText(value)) {
         try {
           JSON.parse(value);

@@ -110,6 +110,8 @@ interface Task<State> {
  */
 export class ProcessorRuntime<State> {
   private readonly processor: Processor<State>;
+  /** How often idle tasks look for input, and how old end offsets may be to say an input is at its end. */
+  private readonly idleCheckMs: number;
   private readonly tasks = new Map<number, Task<State>>();
   private consumer: LogConsumer | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -137,6 +139,7 @@ export class ProcessorRuntime<State> {
 
   constructor(private readonly options: RuntimeOptions<State>) {
     this.processor = options.processor;
+    this.idleCheckMs = options.idleCheckMs ?? 100;
     this.logger = options.logger.child({ processor: options.processor.name });
   }
 
@@ -162,7 +165,7 @@ export class ProcessorRuntime<State> {
       for (const task of this.tasks.values()) {
         void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
       }
-    }, this.options.idleCheckMs ?? 100);
+    }, this.idleCheckMs);
     this.running = this.consumer.run((batch) =>
       this.serial(async () => {
         try {
@@ -339,7 +342,7 @@ export class ProcessorRuntime<State> {
    * while an input with no fetched record may still hold an earlier one. Per record, so it
    * allocates nothing and awaits only when an empty input's end offsets must be read again.
    */
-  private nextSource(task: Task<State>, maxEndAgeMs = this.options.idleCheckMs ?? 100): number | Promise<number> {
+  private nextSource(task: Task<State>, maxEndAgeMs = this.idleCheckMs): number | Promise<number> {
     let best = -1;
     let bestTs = 0;
     for (let i = 0; i < task.inputs.length; i++) {
@@ -372,7 +375,7 @@ export class ProcessorRuntime<State> {
     const cached = this.endOffsets.get(topic);
     if (!cached) return undefined;
     const age = Date.now() - cached.at;
-    if (age >= (this.options.idleCheckMs ?? 100) / 2) void this.refreshEnds(topic).catch(() => undefined);
+    if (age >= this.idleCheckMs / 2) void this.refreshEnds(topic).catch(() => undefined);
     if (position < cached.ends[partition]) return false;
     return age <= maxAgeMs ? true : undefined;
   }
