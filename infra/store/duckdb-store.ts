@@ -39,7 +39,8 @@ const PHYSICAL: Readonly<Record<Column['type'], string>> = {
  * row per key) into a connection-local staging table with DuckDB's Appender, then moves it
  * with one INSERT ... SELECT ... ON CONFLICT (key) DO UPDATE ... WHERE excluded.version >=
  * version, so an older version never overwrites a newer one and a repeated batch rewrites
- * identical rows. The Appender also carries NUL bytes, which SQL text cannot (sql-literal.ts).
+ * identical rows (a table without a key index: MERGE INTO on the key, to the same effect; only
+ * this one writer changes the tables, so no row can come between its join and its insert). The Appender also carries NUL bytes, which SQL text cannot (sql-literal.ts).
  * Writes run one at a time on their own connection; reads share a small connection pool.
  */
 export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> {
@@ -50,7 +51,6 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   private readonly waiting: ((conn: DuckDBConnection) => void)[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
   private readConnectionCount = 0;
-  private readonly staged = new Set<string>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -102,7 +102,6 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
         this.options.logger.info({ migration: migration.name }, 'applied store migration');
         result.applied.push(migration.name);
       }
-      if (result.applied.length > 0) await this.dropStagingTables();
       await this.verifySchema();
       return result;
     });
@@ -121,7 +120,6 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
     const batch = newestPerKey(def, rows as readonly Record<string, unknown>[]);
     await this.exclusive(async () => {
       const stage = await this.stagingTable(def);
-      await this.run(`DELETE FROM temp.${quoteIdentifier(stage)}`);
       let appender: DuckDBAppender | undefined;
       try {
         appender = await this.writer.createAppender(stage, null, 'temp');
@@ -241,20 +239,15 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
     }));
   }
 
-  /** The connection-local staging table of `def`, created on first use with the table's columns. */
+  /**
+   * The connection-local staging table of `def`, made anew for each batch with the table's
+   * columns: rows deleted from a temporary table keep their memory (it is never checkpointed),
+   * so a staging table emptied by DELETE grows with every row it ever held.
+   */
   private async stagingTable(def: TableDef): Promise<string> {
     const stage = `_stage_${def.name}`;
-    if (!this.staged.has(stage)) {
-      await this.run(`CREATE TEMP TABLE IF NOT EXISTS ${quoteIdentifier(stage)} AS SELECT * FROM ${quoteIdentifier(def.name)} LIMIT 0`);
-      this.staged.add(stage);
-    }
+    await this.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(stage)} AS SELECT * FROM ${quoteIdentifier(def.name)} LIMIT 0`);
     return stage;
-  }
-
-  /** Staging tables copy their table's columns when created; a migration may have changed those. */
-  private async dropStagingTables(): Promise<void> {
-    for (const stage of this.staged) await this.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(stage)}`);
-    this.staged.clear();
   }
 
   private async verifySchema(): Promise<void> {
@@ -276,8 +269,10 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
     for (const def of Object.values(this.tables)) {
       const mismatches = schemaMismatches(def, live.get(def.name) ?? [], (c) => PHYSICAL[c.type] + (c.nullable ? '' : ' NOT NULL'));
       problems.push(...mismatches);
-      if (mismatches.length === 0 && primaryKeys.get(def.name) !== def.key.join(', ')) {
-        problems.push(`table ${def.name} needs PRIMARY KEY (${def.key.join(', ')}), has (${primaryKeys.get(def.name) ?? 'none'})`);
+      const wanted = def.keyIndex ? def.key.join(', ') : undefined;
+      if (mismatches.length === 0 && primaryKeys.get(def.name) !== wanted) {
+        const has = `has (${primaryKeys.get(def.name) ?? 'none'})`;
+        problems.push(wanted ? `table ${def.name} needs PRIMARY KEY (${wanted}), ${has}` : `table ${def.name} must have no PRIMARY KEY, ${has}`);
       }
     }
     assertNoMismatches(problems);
@@ -309,15 +304,22 @@ function appendRow(appender: DuckDBAppender, def: TableDef, row: Record<string, 
 
 function upsertStatement(def: TableDef, stage: string): string {
   const target = quoteIdentifier(def.name);
+  const source = `temp.${quoteIdentifier(stage)}`;
   const all = def.columns.map((c) => quoteIdentifier(c.name)).join(', ');
-  const updates = def.columns
-    .filter((c) => !def.key.includes(c.name))
-    .map((c) => `${quoteIdentifier(c.name)} = excluded.${quoteIdentifier(c.name)}`)
-    .join(', ');
+  const values = def.columns.filter((c) => !def.key.includes(c.name)).map((c) => quoteIdentifier(c.name));
   const version = quoteIdentifier(def.version);
+  if (!def.keyIndex) {
+    // No index to conflict on: a join of the batch (one row per key) with the table.
+    const on = def.key.map((k) => `${target}.${quoteIdentifier(k)} = ${source}.${quoteIdentifier(k)}`).join(' AND ');
+    return (
+      `MERGE INTO ${target} USING ${source} ON ${on} ` +
+      `WHEN MATCHED AND ${source}.${version} >= ${target}.${version} THEN UPDATE SET ${values.map((v) => `${v} = ${source}.${v}`).join(', ')} ` +
+      `WHEN NOT MATCHED THEN INSERT (${all}) VALUES (${def.columns.map((c) => `${source}.${quoteIdentifier(c.name)}`).join(', ')})`
+    );
+  }
   return (
-    `INSERT INTO ${target} (${all}) SELECT ${all} FROM temp.${quoteIdentifier(stage)} ` +
-    `ON CONFLICT (${def.key.map(quoteIdentifier).join(', ')}) DO UPDATE SET ${updates} ` +
+    `INSERT INTO ${target} (${all}) SELECT ${all} FROM ${source} ` +
+    `ON CONFLICT (${def.key.map(quoteIdentifier).join(', ')}) DO UPDATE SET ${values.map((v) => `${v} = excluded.${v}`).join(', ')} ` +
     `WHERE excluded.${version} >= ${target}.${version}`
   );
 }

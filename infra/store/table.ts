@@ -39,6 +39,13 @@ export interface TableDef<Cols extends Record<string, ColumnSpec> = Record<strin
   readonly columnsByName: ReadonlyMap<string, Column>;
   readonly key: readonly string[];
   readonly version: string;
+  /**
+   * Whether DuckDB keeps a primary-key index of the key (ClickHouse's sparse sorting key is
+   * always kept). DuckDB holds that index in memory, about 66 bytes a key, which a week of
+   * outcomes alone would fill its memory limit with: a table that grows with history and is
+   * never read by key goes without one, and its upserts join each batch against the table.
+   */
+  readonly keyIndex: boolean;
   /** The column specs as declared; they carry the row type (RowOf). */
   readonly specs: Cols;
 }
@@ -61,6 +68,7 @@ export function defineTable<const Cols extends Record<string, ColumnSpec>>(spec:
   columns: Cols;
   key: readonly (keyof Cols & string)[];
   version: keyof Cols & string;
+  keyIndex?: boolean;
 }): TableDef<Cols> {
   const fail = (why: string): never => {
     throw new Error(`table definition ${spec.name}: ${why}`);
@@ -89,6 +97,7 @@ export function defineTable<const Cols extends Record<string, ColumnSpec>>(spec:
     columnsByName: byName,
     key: Object.freeze([...spec.key]),
     version: spec.version,
+    keyIndex: spec.keyIndex ?? true,
     specs: spec.columns,
   });
 }

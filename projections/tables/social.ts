@@ -142,5 +142,7 @@ export const outcomes = defineTable({
   },
   key: ['outcome_id'],
   version: 'resolved_at',
+  // Five horizons of every snapshot and call: the largest table, read only by scans.
+  keyIndex: false,
 });
 export type OutcomeRow = RowOf<typeof outcomes>;

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatchedWriter } from '../../infra/store/batched-writer.ts';
 import { StoreError } from '../../infra/store/errors.ts';
 import type { AnalyticalStore, QueryOptions, Row } from '../../infra/store/port.ts';
-import { byDialect, column, columns, float64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
+import { byDialect, column, columns, float64, list, sql, table, type Dialect, type Sql } from '../../infra/store/sql-literal.ts';
 import { defineTable, defineTables, type RowOf, type TableRegistry } from '../../infra/store/table.ts';
 import {
   PROJECTION_TABLES,
@@ -17,6 +17,7 @@ import {
   type SnapshotRow,
   type TokenRow,
 } from '../../projections/tables.ts';
+import { outcomes, type OutcomeRow } from '../../projections/tables/social.ts';
 import { migrationsDir as shippedMigrations } from '../../projections/migrations/index.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -62,6 +63,26 @@ function snapshotRow(tokenId: string, ts: number, version: number, overrides: Pa
     crowding: null,
     has_market_data: true,
     features: JSON.stringify({ mentions: version }),
+    ...overrides,
+  };
+}
+
+function outcomeRow(id: string, resolvedAt: number, overrides: Partial<OutcomeRow> = {}): OutcomeRow {
+  return {
+    outcome_id: id,
+    subject_kind: 'snapshot',
+    subject_id: `snap_${id}`,
+    token_id: 'tk_a',
+    subject_ts: T0 - 86_400_000,
+    horizon: '24h',
+    entry_price: 1.5,
+    forward_return: 0.25,
+    max_drawdown: -0.1,
+    peak_return: 0.4,
+    time_to_peak_ms: 3_600_000,
+    died: false,
+    last_price: 1.875,
+    resolved_at: resolvedAt,
     ...overrides,
   };
 }
@@ -179,7 +200,7 @@ function thrown(fn: () => unknown): StoreError {
   throw new Error('expected a StoreError to be thrown');
 }
 
-export function describeStoreContract(name: string, factory: StoreFactory): void {
+export function describeStoreContract(name: Dialect, factory: StoreFactory): void {
   describe(`AnalyticalStore contract: ${name}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     let store: AnalyticalStore<ProjectionTables>;
@@ -205,8 +226,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
 
     describe('migrations', () => {
       it('applies each migration once, records it, and creates the defined tables', async () => {
-        // Both stores ship the same migration names; every one of them applies once, in order.
-        const shipped = readdirSync(shippedMigrations('duckdb')).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+        // Every migration the store ships applies once, in order.
+        const shipped = readdirSync(shippedMigrations(name)).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
         expect(shipped[0]).toBe('0001_init');
         expect((await store.migrate()).applied).toEqual(shipped);
         expect((await store.migrate()).applied).toEqual([]);
@@ -295,6 +316,27 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         await store.upsert('tokens', [tokenRow('tk_a', T0, { status: 'first' })]);
         await store.upsert('tokens', [tokenRow('tk_a', T0, { status: 'second' })]);
         expect(await store.query(allTokens)).toEqual([tokenRow('tk_a', T0, { status: 'second' })]);
+      });
+
+      it('upserts a table without a key index the same way: once per key, the newest version kept', async () => {
+        expect(outcomes.keyIndex).toBe(false);
+        const allOutcomes = sql`SELECT ${columns(outcomes)} FROM ${table(outcomes)} ORDER BY ${column(outcomes, 'outcome_id')}`;
+        const batch = [outcomeRow('out_a', T0), outcomeRow('out_b', T0 + 1)];
+        await store.upsert('outcomes', batch);
+        await store.upsert('outcomes', batch);
+        expect(await store.query(allOutcomes)).toEqual(batch);
+
+        await store.upsert('outcomes', [outcomeRow('out_a', T0 - 1, { forward_return: -1 }), outcomeRow('out_b', T0 + 1, { forward_return: 2 })]);
+        await store.upsert('outcomes', [
+          outcomeRow('out_c', T0 + 3, { forward_return: 3 }),
+          outcomeRow('out_c', T0 + 5, { forward_return: 5 }),
+          outcomeRow('out_c', T0 + 4, { forward_return: 4 }),
+        ]);
+        expect(await store.query(allOutcomes)).toEqual([
+          outcomeRow('out_a', T0),
+          outcomeRow('out_b', T0 + 1, { forward_return: 2 }),
+          outcomeRow('out_c', T0 + 5, { forward_return: 5 }),
+        ]);
       });
 
       it('round-trips strings unchanged, through rows and through literals', async () => {

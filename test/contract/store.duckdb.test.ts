@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -7,6 +7,7 @@ import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES, tokens } from '../../projections/tables.ts';
+import { outcomes } from '../../projections/tables/social.ts';
 import { describeStoreContract } from './store.contract.ts';
 
 const logger = pino({ level: 'silent' });
@@ -55,6 +56,47 @@ describe('DuckDbStore on a file', () => {
       expect(await second.query(sql`SELECT ${columns(tokens)} FROM ${table(tokens)}`)).toEqual([row]);
     } finally {
       await second.close();
+    }
+  });
+
+  it('moves the outcomes a store held before 0026 into the table without a key index, which then upserts by merge', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-duckdb-'));
+    dirs.push(dir);
+    const before = join(dir, 'before-0026');
+    const shipped = migrationsDir('duckdb');
+    await mkdir(before);
+    for (const file of await readdir(shipped)) if (file < '0026') await copyFile(join(shipped, file), join(before, file));
+    const path = join(dir, 'store.duckdb');
+    const outcome = {
+      outcome_id: 'out_a',
+      subject_kind: 'call',
+      subject_id: 'call_a',
+      token_id: 'tk_a',
+      subject_ts: 1_700_000_000_000,
+      horizon: '1h',
+      entry_price: 2,
+      forward_return: null,
+      max_drawdown: null,
+      peak_return: null,
+      time_to_peak_ms: null,
+      died: true,
+      last_price: null,
+      resolved_at: 1_700_003_600_000,
+    };
+    const old = await DuckDbStore.open({ path, tables: {}, migrationsDir: before, logger });
+    await old.migrate();
+    await old.query(sql`INSERT INTO ${table(outcomes)} VALUES ('out_a', 'call', 'call_a', 'tk_a', 1700000000000, '1h', 2, NULL, NULL, NULL, NULL, true, NULL, 1700003600000)`);
+    await old.close();
+
+    const migrated = await DuckDbStore.open({ path, tables: PROJECTION_TABLES, migrationsDir: shipped, logger });
+    try {
+      expect((await migrated.migrate()).applied).toEqual(['0026_outcomes_without_key_index']);
+      const all = sql`SELECT ${columns(outcomes)} FROM ${table(outcomes)} ORDER BY outcome_id`;
+      expect(await migrated.query(all)).toEqual([outcome]);
+      await migrated.upsert('outcomes', [{ ...outcome, resolved_at: outcome.resolved_at + 1, died: false }, { ...outcome, outcome_id: 'out_b' }]);
+      expect(await migrated.query(all)).toEqual([{ ...outcome, resolved_at: outcome.resolved_at + 1, died: false }, { ...outcome, outcome_id: 'out_b' }]);
+    } finally {
+      await migrated.close();
     }
   });
 });
