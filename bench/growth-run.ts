@@ -54,6 +54,7 @@ async function runEngine(dir: string): Promise<EngineRun> {
       logger,
       maxBatchRecords: 5000,
       checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+      checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
     });
     const start = performance.now();
     void runtime.start();

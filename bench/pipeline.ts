@@ -51,6 +51,7 @@ export async function benchPipeline(): Promise<void> {
       maxBatchRecords: 5000,
       // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.
       checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+      checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
     });
     const start = performance.now();
     void runtime.start();

@@ -13,6 +13,8 @@ const ConfigSchema = z.object({
   TQA_LOG_SEGMENT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
   /** How often a processor task saves its state (and commits what it covers) while it runs: work redone after a crash. */
   TQA_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
+  /** The share of a processor task's time its checkpoints may take: a state slow to save is saved less often. */
+  TQA_CHECKPOINT_SAVE_SHARE: z.coerce.number().gt(0).max(1).default(0.05),
   /** Nice value of the threads that work through backlogs (feeds, processors) in `tqa start`: the API's thread gets the CPU first. */
   TQA_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   KAFKA_BROKERS: z.string().default('localhost:9092'),

@@ -17,6 +17,7 @@ export const processorsRole: Role = {
         checkpoints,
         logger,
         checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+        checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
       });
       runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
       return runtime;

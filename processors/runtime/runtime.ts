@@ -16,6 +16,12 @@ export interface RuntimeOptions<State> {
   logger: Logger;
   /** Checkpoint a task at most this often while running (always on stop). */
   checkpointIntervalMs?: number;
+  /**
+   * The share of a task's time its checkpoints may take (default 0.05): checkpoints are at
+   * least the last save's duration divided by this apart. A state that grows with history
+   * (the analog library, every author's calls) is serialised whole; 1 leaves only the interval.
+   */
+  checkpointSaveShare?: number;
   maxBatchRecords?: number;
   /** How often a task waiting on an idle input re-checks whether that input is at its end. */
   idleCheckMs?: number;
@@ -25,12 +31,6 @@ export interface RuntimeOptions<State> {
 const OUTPUT_CHUNK = 2_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
-/**
- * Checkpoints of a task are at least this many times as far apart as its last save took: a
- * state that grows with history (the analog library, every author's calls) is serialised
- * whole, and saving it then stays within about 5% of the task's time.
- */
-const SAVE_COST_MULTIPLE = 20;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -331,7 +331,7 @@ export class ProcessorRuntime<State> {
   }
 
   private async checkpointIfDue(task: Task<State>): Promise<void> {
-    const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, SAVE_COST_MULTIPLE * task.lastSaveMs);
+    const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, task.lastSaveMs / (this.options.checkpointSaveShare ?? 0.05));
     if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) {
       await this.checkpoint(task);
     }

@@ -201,7 +201,9 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
     await kill(...roles);
     kills.push({ at, derived: await derived.refresh(), ...extra });
   };
-  const fast = { TQA_CHECKPOINT_INTERVAL_MS: String(world.killCheckpointMs) };
+  // Checkpoints at this interval whatever a save costs: spaced by their cost, a small world's
+  // catch-up could end before the second one, leaving the standby no input to take over.
+  const fast = { TQA_CHECKPOINT_INTERVAL_MS: String(world.killCheckpointMs), TQA_CHECKPOINT_SAVE_SHARE: '1' };
 
   // 1. early
   let engine = startRole(world, 'processors', 'engine-1', fast);
