@@ -23,6 +23,7 @@ const STAGES: readonly Stage[] = [
 export const CAUGHT_UP_LAG = 1_000;
 
 export interface CatchUpStatus {
+  /** Every stage is at most CAUGHT_UP_LAG behind, and no history is being seeded. */
   caughtUp: boolean;
   /** Records not yet covered by every stage's saved state or stored rows, summed over the stages. */
   lagRecords: number;
@@ -43,7 +44,15 @@ export class CatchUpMonitor {
   private timer: NodeJS.Timeout | undefined;
   private measuring: Promise<void> | undefined;
 
-  constructor(private readonly options: { log: EventLog; logger: Logger; intervalMs?: number }) {}
+  constructor(
+    private readonly options: {
+      log: EventLog;
+      logger: Logger;
+      intervalMs?: number;
+      /** Whether a first start's history is still being seeded: the log is then not yet whole, so no lag says caught up. */
+      seeding?: () => boolean;
+    },
+  ) {}
 
   start(onMeasured?: (status: CatchUpStatus) => void): void {
     const tick = (): void => {
@@ -95,7 +104,7 @@ export class CatchUpMonitor {
       stages.push({ name: stage.group, lagRecords: lag });
     }
     return {
-      caughtUp: stages.every((s) => s.lagRecords <= CAUGHT_UP_LAG),
+      caughtUp: !this.options.seeding?.() && stages.every((s) => s.lagRecords <= CAUGHT_UP_LAG),
       lagRecords: stages.reduce((sum, s) => sum + s.lagRecords, 0),
       doneRecords: done,
       stages,

@@ -177,7 +177,7 @@ const DatasetFreshnessSchema = named(
 const ProcessingSchema = named(
   'Processing',
   z.strictObject({
-    caughtUp: z.boolean().describe('Every stage is at most `caught_up_lag_records` behind its input.'),
+    caughtUp: z.boolean().describe('Every stage is at most `caught_up_lag_records` behind its input, and no first start is still seeding its history (the log is not whole until then).'),
     caughtUpLagRecords: z.number().int().describe('The lag at or below which a stage counts as caught up: a processor commits its input only at its checkpoints, so its lag is never 0 for long while the feed runs.'),
     lagRecords: z.number().int().min(0).describe('Records not yet covered by every stage, summed: a processor counts the input its saved state does not cover, a projection the records whose rows are not stored.'),
     stages: z
@@ -195,7 +195,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'catching_up', 'degraded'])
       .describe(
-        '`degraded` when a provider is down; the answer is then 503 with this same body. `catching_up` (200) while the processors or projections work through a backlog (a first start, a restart after downtime): answers are correct for the data processed so far, see `processing`. Stale data alone leaves it `ok`.',
+        '`degraded` when a provider is down; the answer is then 503 with this same body. `catching_up` (200) while the processors or projections work through a backlog (a first start, from its seeding on, or a restart after downtime): answers are correct for the data processed so far, see `processing`. Stale data alone leaves it `ok`.',
       ),
     checkedAt: isoTime.describe('Service clock at the check; the lags are measured against it.'),
     startedAt: isoTime.describe('When the API started.'),

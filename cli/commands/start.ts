@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
+import { stateFile } from '../../infra/feeds/sim/state-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -30,7 +32,8 @@ export const startCommand: CliCommand = {
     });
     const services = await openLogServices(config, logger);
     // How far the stages are behind: for /v1/health, and on stderr while a catch-up runs here.
-    const catchUp = new CatchUpMonitor({ log: services.log, logger });
+    const seeds = names.includes('feeds') && config.TQA_SIM === 'auto';
+    const catchUp = new CatchUpMonitor({ log: services.log, logger, seeding: seeds ? () => !existsSync(stateFile(config.TQA_DATA_DIR)) : undefined });
     const works = names.includes('processors') || names.includes('projections');
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;

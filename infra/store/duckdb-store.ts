@@ -39,8 +39,9 @@ const PHYSICAL: Readonly<Record<Column['type'], string>> = {
  * row per key) into a connection-local staging table with DuckDB's Appender, then moves it
  * with one INSERT ... SELECT ... ON CONFLICT (key) DO UPDATE ... WHERE excluded.version >=
  * version, so an older version never overwrites a newer one and a repeated batch rewrites
- * identical rows (a table without a key index: MERGE INTO on the key, to the same effect; only
- * this one writer changes the tables, so no row can come between its join and its insert). The Appender also carries NUL bytes, which SQL text cannot (sql-literal.ts).
+ * identical rows. A table without a key index gets MERGE INTO on the key instead, to the same
+ * effect: this one writer is all that changes the tables, so no row comes between its join and
+ * its insert. The Appender also carries NUL bytes, which SQL text cannot (sql-literal.ts).
  * Writes run one at a time on their own connection; reads share a small connection pool.
  */
 export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> {

@@ -82,10 +82,13 @@ describe('tqa start on an empty data dir', () => {
     const first = start();
     const health = await waitFor(async () => {
       const res = await getJson('/v1/health');
-      return res?.status === 200 ? res.body : undefined;
-    }, 'GET /v1/health to answer', 10_000);
+      return res?.status === 200 && res.body.processing !== null ? res.body : undefined;
+    }, 'GET /v1/health to answer with the lags', 10_000);
     expect(logged(first, 'simulated history seeded'), 'health answered only after seeding').toBe(false);
     expect(health.providers.map((p: { status: string }) => p.status)).toEqual(['ok', 'ok']);
+    // Measured before the roles start, the lags of a log being seeded say nothing yet.
+    expect(health.status).toBe('catching_up');
+    expect(health.processing.caught_up).toBe(false);
 
     const key = await waitFor(() => /^demo API key: (svc_live_[A-Za-z0-9_-]{43})$/m.exec(first.stdout())?.[1], 'the demo key on stdout');
     const file = join(dir, DEMO_KEY_FILE);

@@ -55,6 +55,22 @@ describe('catch-up monitor', () => {
     await log.close();
   });
 
+  it('is not caught up while history is being seeded, whatever the lags of the log so far', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-catch-up-'));
+    dirs.push(dir);
+    const { log } = await openEmbedded(dir);
+    let seeding = true;
+    const statuses: CatchUpStatus[] = [];
+    const monitor = new CatchUpMonitor({ log, logger: silentLogger, intervalMs: 10, seeding: () => seeding });
+    monitor.start((s) => statuses.push(s));
+    await waitFor(() => statuses.length > 0, 'a measurement');
+    expect(statuses[0]).toMatchObject({ caughtUp: false, lagRecords: 0 });
+    seeding = false;
+    await waitFor(() => statuses.at(-1)!.caughtUp, 'caught up once seeded');
+    await monitor.stop();
+    await log.close();
+  });
+
   it('prints the catch-up while it runs and one line when it is done', () => {
     const out = sink();
     const show = catchUpProgress(out.stream);
