@@ -22,6 +22,12 @@ export interface RuntimeOptions<State> {
    * (the analog library, every author's calls) is serialised whole; 1 leaves only the interval.
    */
   checkpointSaveShare?: number;
+  /**
+   * Records a task must be seen behind its inputs' ends for its work to count as a backlog
+   * (default 100,000): a task that works through one saves a checkpoint as soon as it reaches
+   * the ends, whatever the spacing, so its committed lag shows it caught up at once.
+   */
+  backlogRecords?: number;
   maxBatchRecords?: number;
   /** How often a task waiting on an idle input re-checks whether that input is at its end. */
   idleCheckMs?: number;
@@ -90,6 +96,8 @@ interface Task<State> {
   lastCheckpointAt: number;
   /** How long the last checkpoint took to save (the whole state is serialised each time). */
   lastSaveMs: number;
+  /** Seen at least backlogRecords behind its inputs' ends, and not at them since. */
+  inBacklog: boolean;
 }
 
 /**
@@ -309,7 +317,27 @@ export class ProcessorRuntime<State> {
       }
     }
     if (outputs.length > 0) await this.send(task, outputs);
-    await this.checkpointIfDue(task);
+    if (this.leftBacklog(task)) await this.checkpoint(task);
+    else await this.checkpointIfDue(task);
+  }
+
+  /**
+   * Whether the task has just worked through a backlog to its inputs' ends, by the end offsets
+   * the merge last read (an input that never ran empty has none: not at its end yet). One
+   * save per backlog: live input, a few records behind at a time, never makes one.
+   */
+  private leftBacklog(task: Task<State>): boolean {
+    let behind = 0;
+    let unknown = false;
+    for (const { id, topic, partition } of task.sources) {
+      const ends = this.endOffsets.get(topic)?.ends;
+      if (ends) behind += Math.max(0, ends[partition] - task.positions[id]);
+      else unknown = true;
+    }
+    if (behind >= (this.options.backlogRecords ?? 100_000)) task.inBacklog = true;
+    if (behind > 0 || unknown || !task.inBacklog) return false;
+    task.inBacklog = false;
+    return task.dirty;
   }
 
   /**
@@ -548,6 +576,7 @@ export class ProcessorRuntime<State> {
       dirty: false,
       lastCheckpointAt: Date.now(),
       lastSaveMs: 0,
+      inBacklog: false,
     };
     this.tasks.set(id, task);
     return task;

@@ -239,6 +239,7 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   await kill(projections);
 
   // 4. right after the input ends: every derived record exists, no checkpoint covers the end yet
+  // (each world's input is smaller than what the runtime counts as a backlog, whose end it saves)
   engine = startRole(world, 'processors', 'engine-4', { TQA_CHECKPOINT_INTERVAL_MS: '600000' });
   projections = startRole(world, 'projections', 'projections-4');
   await waitFor(async () => (await derived.refresh()) >= expectedDerived, 'every derived record', RUN_TIMEOUT_MS).catch((err: Error) => {

@@ -143,4 +143,33 @@ describe('processor runtime', () => {
     }
     expect(seen.size).toBe(expected.size);
   }, 120_000);
+
+  it('saves a checkpoint on reaching the end of a backlog, however far its spacing puts the next one', async () => {
+    const checkpointAfterCatchingUp = async (backlogRecords: number) => {
+      const dir = await newDir();
+      const { log, codec } = await openEmbedded(dir);
+      const checkpoints = new CheckpointStore(join(dir, 'state'));
+      const processor = orderSensitiveProcessor('order-sensitive', 'single');
+      // Neither the interval nor the save-cost spacing would allow a second save during this test.
+      const runtime = new ProcessorRuntime({ processor, log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords });
+      void runtime.start();
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      const ends = Object.fromEntries(
+        (await Promise.all(processor.inputs.map(async (topic) => (await log.endOffsets(topic)).map((e) => [`${topic}#${e.partition}`, e.offset] as const)))).flat(),
+      );
+      // Several idle checks: time for a save that is coming to land.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const saved = await checkpoints.load(processor.name, 0);
+      await runtime.stop();
+      await log.close();
+      return { saved, ends };
+    };
+
+    const backlog = await checkpointAfterCatchingUp(1000);
+    expect(Object.values(backlog.ends).reduce((a, b) => a + b, 0)).toBeGreaterThan(1000);
+    expect(backlog.saved?.positions).toEqual(backlog.ends);
+    // Input below the threshold is no backlog: the spacing alone decides, and it allows no save.
+    const noBacklog = await checkpointAfterCatchingUp(1_000_000);
+    expect(noBacklog.saved).toBeUndefined();
+  });
 });
