@@ -86,7 +86,7 @@ describe('tqa start on an empty data dir', () => {
     }, 'GET /v1/health to answer with the lags', 10_000);
     expect(logged(first, 'simulated history seeded'), 'health answered only after seeding').toBe(false);
     expect(health.providers.map((p: { status: string }) => p.status)).toEqual(['ok', 'ok']);
-    // Measured before the roles start, the lags of a log being seeded say nothing yet.
+    // While the history is seeded the log is not whole: its lags say nothing yet.
     expect(health.status).toBe('catching_up');
     expect(health.processing.caught_up).toBe(false);
 
