@@ -38,6 +38,8 @@ export class TokenSnapshots {
   private readonly now: () => number;
   private readonly ttlMs: number;
   private readonly cache = new Map<string, Entry>();
+  /** Loads in flight by reference: requests that find a pair too old wait for one load, not one each. */
+  private readonly loading = new Map<string, Promise<TokenLookup>>();
 
   constructor({ store, now, ttlMs = SNAPSHOT_CACHE_TTL_MS }: TokenSnapshotsOptions) {
     this.store = store;
@@ -58,7 +60,16 @@ export class TokenSnapshots {
     return { token: entry.token, snapshot: entry.snapshot };
   }
 
-  private async load(ref: string): Promise<TokenLookup> {
+  private load(ref: string): Promise<TokenLookup> {
+    let loading = this.loading.get(ref);
+    if (!loading) {
+      loading = this.read(ref).finally(() => this.loading.delete(ref));
+      this.loading.set(ref, loading);
+    }
+    return loading;
+  }
+
+  private async read(ref: string): Promise<TokenLookup> {
     const loadedAt = this.now();
     const token = await resolveTokenRef(this.store, ref);
     const snapshot = token === null ? null : await latestSnapshot(this.store, token.token_id);

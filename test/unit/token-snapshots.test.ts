@@ -48,6 +48,20 @@ describe('TokenSnapshots', () => {
     expect(await snapshots.find('$AAA')).toEqual({ token, snapshot: snapshot(T0) });
   });
 
+  it('loads a pair once for requests that come while it is being loaded', async () => {
+    await store.upsert('tokens', [token]);
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
+    expect(await found('tk_a')).toBe(T0);
+    const oneLoad = queries;
+
+    // Too old to serve: every request waits for the same reload, which sees the new snapshot.
+    await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0 + 300_000))]);
+    clock += 2 * TTL;
+    const reloaded = await Promise.all(Array.from({ length: 8 }, () => found('tk_a')));
+    expect(reloaded).toEqual(Array(8).fill(T0 + 300_000));
+    expect(queries).toBe(2 * oneLoad);
+  });
+
   it('serves a found pair from memory, refreshes it in the background after ttl, and reloads it after twice that', async () => {
     await store.upsert('tokens', [token]);
     await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
