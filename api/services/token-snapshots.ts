@@ -1,8 +1,10 @@
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import type { ReadStore } from '../../projections/read-models/cursor.ts';
-import { latestSnapshot } from '../../projections/read-models/tokens.ts';
+import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
+import { latestSnapshot, latestSnapshotsOf } from '../../projections/read-models/tokens.ts';
 import type { TokenRow } from '../../projections/tables.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
+import { parseTokenRef } from '../../schemas/token-ref.ts';
 
 /** How long a token found with its latest snapshot is served from memory before it is refreshed. */
 export const SNAPSHOT_CACHE_TTL_MS = 1_000;
@@ -32,6 +34,12 @@ export interface TokenSnapshotsOptions {
  * queue behind the store; older, it is loaded again before answering. A pair is thus at most
  * 2 × `ttlMs` old (plus one load). What is not found (no token, no snapshot yet) is not kept,
  * so a new token or its first snapshot shows as soon as it is projected.
+ *
+ * Background refreshes go in passes: the pairs of every token id that fell due meanwhile are
+ * read with two queries in all, so a client cycling through many tokens costs the store two
+ * queries a pass rather than two per token, which a store busy with a catch-up (tens of ms a
+ * query) could not keep up with. Other references (a symbol names the most active token, which
+ * changes) are resolved again one by one.
  */
 export class TokenSnapshots {
   private readonly store: ReadStore;
@@ -40,6 +48,9 @@ export class TokenSnapshots {
   private readonly cache = new Map<string, Entry>();
   /** Loads in flight by reference: requests that find a pair too old wait for one load, not one each. */
   private readonly loading = new Map<string, Promise<TokenLookup>>();
+  /** References due for a background refresh, read by the next pass. */
+  private readonly due = new Set<string>();
+  private pass: Promise<void> | null = null;
 
   constructor({ store, now, ttlMs = SNAPSHOT_CACHE_TTL_MS }: TokenSnapshotsOptions) {
     this.store = store;
@@ -54,10 +65,57 @@ export class TokenSnapshots {
     if (entry === undefined || age >= 2 * this.ttlMs) return this.load(ref);
     if (age >= this.ttlMs && !entry.refreshing) {
       entry.refreshing = true;
-      // A failed refresh drops the pair, so the next request meets the store's error itself.
-      this.load(ref).catch(() => this.cache.delete(ref));
+      this.due.add(ref);
+      this.pass ??= this.refreshDue();
     }
     return { token: entry.token, snapshot: entry.snapshot };
+  }
+
+  /** Refreshes the due pairs, pass after pass, until none is left. */
+  private async refreshDue(): Promise<void> {
+    // The requests of this turn of the event loop join the first pass.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.due.size > 0) {
+        const refs = [...this.due];
+        this.due.clear();
+        await this.refresh(refs);
+      }
+    } finally {
+      this.pass = null;
+    }
+  }
+
+  /** A failed refresh drops the pair, so the next request meets the store's error itself. */
+  private async refresh(refs: string[]): Promise<void> {
+    const entries = new Map<string, Entry>();
+    for (const ref of refs) {
+      const entry = this.cache.get(ref);
+      if (!entry) continue;
+      const parsed = parseTokenRef(ref);
+      if (parsed.ok && parsed.ref.kind === 'id') entries.set(ref, entry);
+      else void this.load(ref).catch(() => this.cache.delete(ref));
+    }
+    if (entries.size === 0) return;
+    const loadedAt = this.now();
+    const ids = [...entries.values()].map((entry) => entry.token.token_id);
+    try {
+      const [tokens, snapshots] = await Promise.all([tokenRowsByIds(this.store, ids), latestSnapshotsOf(this.store, ids)]);
+      for (const [ref, entry] of entries) {
+        // A load that replaced the pair meanwhile read it at least as late.
+        if (this.cache.get(ref) !== entry) continue;
+        const token = tokens.get(entry.token.token_id);
+        const snapshot = snapshots.get(entry.token.token_id);
+        // Gone from the store: the next request loads it and answers as the store now says.
+        if (!token || !snapshot) this.cache.delete(ref);
+        else {
+          this.cache.delete(ref); // to the end of the insertion order, as a load puts it
+          this.cache.set(ref, { token, snapshot, loadedAt, refreshing: false });
+        }
+      }
+    } catch {
+      for (const [ref, entry] of entries) if (this.cache.get(ref) === entry) this.cache.delete(ref);
+    }
   }
 
   private load(ref: string): Promise<TokenLookup> {

@@ -1,4 +1,4 @@
-import { column, columns, int64, sql, table } from '../../infra/store/sql-literal.ts';
+import { column, columns, int64, list, sql, table } from '../../infra/store/sql-literal.ts';
 import type { Chain } from '../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { isRuleField, latestSnapshots, snapshotRecords, type RuleField } from '../tables/quant.ts';
@@ -80,11 +80,18 @@ export async function listTokens(source: SnapshotSource, query: ListTokensQuery)
 
 /** The latest snapshot record of a token as the quant engine produced it; null before its first. */
 export async function latestSnapshot(store: ReadStore, tokenId: string): Promise<QuantSnapshot | null> {
-  const rows = await store.query<{ snapshot: string }>(
-    sql`SELECT ${columns(latestSnapshots, ['snapshot'])} FROM ${table(latestSnapshots)} WHERE ${column(latestSnapshots, 'token_id')} = ${tokenId}`,
+  return (await latestSnapshotsOf(store, [tokenId])).get(tokenId) ?? null;
+}
+
+/** latestSnapshot of several tokens in one query, by token id; tokens without a snapshot are absent. */
+export async function latestSnapshotsOf(store: ReadStore, tokenIds: readonly string[]): Promise<Map<string, QuantSnapshot>> {
+  const unique = [...new Set(tokenIds)];
+  if (unique.length === 0) return new Map();
+  const rows = await store.query<{ token_id: string; snapshot: string }>(
+    sql`SELECT ${columns(latestSnapshots, ['token_id', 'snapshot'])} FROM ${table(latestSnapshots)} WHERE ${column(latestSnapshots, 'token_id')} IN ${list(unique)}`,
   );
   // Written by the latest-snapshots projection from a validated record.
-  return rows[0] === undefined ? null : (JSON.parse(rows[0].snapshot) as QuantSnapshot);
+  return new Map(rows.map((row) => [row.token_id, JSON.parse(row.snapshot) as QuantSnapshot]));
 }
 
 /** A token's snapshot record as of `asOf` (epoch ms): its latest at or before it; null before its first. */
