@@ -106,12 +106,10 @@ export class TokenSnapshots {
         if (this.cache.get(ref) !== entry) continue;
         const token = tokens.get(entry.token.token_id);
         const snapshot = snapshots.get(entry.token.token_id);
-        // Gone from the store: the next request loads it and answers as the store now says.
-        if (!token || !snapshot) this.cache.delete(ref);
-        else {
-          this.cache.delete(ref); // to the end of the insertion order, as a load puts it
-          this.cache.set(ref, { token, snapshot, loadedAt, refreshing: false });
-        }
+        // Set anew, the pair goes to the end of the insertion order, as a load puts it. Gone from
+        // the store, it is dropped: the next request loads it and answers as the store now says.
+        this.cache.delete(ref);
+        if (token && snapshot) this.cache.set(ref, { token, snapshot, loadedAt, refreshing: false });
       }
     } catch {
       for (const [ref, entry] of entries) if (this.cache.get(ref) === entry) this.cache.delete(ref);
