@@ -16,8 +16,8 @@ export interface RefreshedLookupOptions<V> {
  * once `ttlMs` has passed (begun in the background after half of it): a change shows at most
  * `ttlMs` after the store has it, and the store sees one read per thousand held values per
  * `ttlMs`, however many requests and keys there are (an expiry per value costs a read per
- * request once the values outnumber what requests keep warm). Keys not found are not held, so a new value shows as soon as it is stored. Concurrent
- * callers share one refresh.
+ * request once the values outnumber what requests keep warm). Keys not found are not held,
+ * so a new value shows as soon as it is stored. Concurrent callers share one refresh.
  */
 export class RefreshedLookup<V> {
   private readonly options: RefreshedLookupOptions<V>;
