@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
@@ -12,6 +13,7 @@ import { PROCESSORS } from '../../processors/index.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
 import type { Codec } from '../../schemas/codec.ts';
+import { freePorts } from '../helpers/clickhouse-server.ts';
 import { signalGroup } from '../helpers/peer-process.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
@@ -28,7 +30,7 @@ export interface World {
   dir: string;
   log: EventLog;
   codec: Codec;
-  /** Environment of `tqa start` on this world (log mode, brokers, data dir). */
+  /** Environment of `tqa start` on this world (log mode, brokers, data dir, store). */
   env: Record<string, string>;
   /**
    * Checkpoint interval of the engines whose checkpoints time the kills: short enough that
@@ -55,7 +57,7 @@ export async function killStartedRoles(): Promise<void> {
 }
 
 /** Starts `tqa start --roles <role>` in its own process group, as an operator would. */
-function startRole(world: World, roles: 'processors' | 'projections', name: string, env: Record<string, string> = {}): Role {
+function startRole(world: World, roles: 'processors' | 'projections' | 'api', name: string, env: Record<string, string> = {}): Role {
   const child = spawn(process.execPath, ['bin/tqa.js', 'start', '--roles', roles], {
     cwd: ROOT,
     env: { ...process.env, TQA_SIM: 'off', TQA_STORE: 'duckdb', LOG_LEVEL: 'warn', TQA_CHECKPOINT_INTERVAL_MS: '1000', ...world.env, ...env },
@@ -154,7 +156,7 @@ export interface RunOutputs {
 
 async function outputsOf(world: World, derived: DerivedRecords): Promise<RunOutputs> {
   await derived.refresh();
-  const store = await openStore(loadConfig({ TQA_DATA_DIR: world.dir }), silentLogger);
+  const store = await openStore(loadConfig(world.env), silentLogger);
   try {
     return { derived: derived.sorted(), tables: await dumpStore(store) };
   } finally {
@@ -312,6 +314,70 @@ async function killOnCheckpointWrite(stateDir: string, engine: Role): Promise<st
   });
   await engine.exited;
   return name;
+}
+
+export interface OutageReport {
+  outputs: RunOutputs;
+  /** Whether every projection had stored the whole log when the store went down (it must not have). */
+  projectionsDoneAtKill: boolean;
+  /** /v1/health while the store was down. */
+  healthDuring: HealthAnswer;
+  /** Whether the engine, which needs no store, reached the end of its input during the outage. */
+  engineDoneDuring: boolean;
+  /** The roles still running when the store came back: none may give up. */
+  runningAfter: string[];
+  /** /v1/health once everything was stored again. */
+  healthAfter: HealthAnswer;
+}
+
+interface HealthAnswer {
+  status: number;
+  body: { status: string; providers: { name: string; status: string; error: string | null }[] };
+}
+
+/**
+ * Runs the engine, the projections and the API as processes on a world whose store is a
+ * ClickHouse server, kills the server (SIGKILL) once the projections have stored part of the
+ * log, keeps it down for `outageMs` and starts it again on the same data; then lets every role
+ * finish and reports what the API said and what was stored.
+ */
+export async function runThroughStoreOutage(world: World, server: { kill(): Promise<void>; restart(): Promise<void> }, outageMs: number): Promise<OutageReport> {
+  const [port] = await freePorts(1);
+  const health = async (): Promise<HealthAnswer> => {
+    const response = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
+    return { status: response.status, body: (await response.json()) as HealthAnswer['body'] };
+  };
+  const engine = startRole(world, 'processors', 'engine');
+  const projections = startRole(world, 'projections', 'projections');
+  const api = startRole(world, 'api', 'api', { PORT: String(port) });
+  const roles = [engine, projections, api];
+
+  await waitFor(() => someProjectionStored(world.log), 'the projections to store part of the log', RUN_TIMEOUT_MS);
+  await server.kill();
+  const outageEnds = Date.now() + outageMs;
+  const projectionsDoneAtKill = await everythingDone(world.log);
+
+  // A refused connection (the API still starting) is an answer not yet given, not a failure.
+  const healthDuring = await waitFor<HealthAnswer>(() => health().then((h) => (h.status === 503 ? h : false), () => false), 'the API to report the store down', outageMs);
+  const engineDoneDuring = await waitFor(() => groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs), 'the engine to finish', Math.max(0, outageEnds - Date.now())).catch(() => false);
+  await delay(Math.max(0, outageEnds - Date.now()));
+  const runningAfter = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.name);
+
+  await server.restart();
+  await waitFor(() => everythingDone(world.log), 'the projections to store the rest once the store is back', RUN_TIMEOUT_MS);
+  const healthAfter = await waitFor<HealthAnswer>(() => health().then((h) => (h.status === 200 && h.body.status === 'ok' ? h : false), () => false), 'the API to report the store up', 30_000);
+  await stopGracefully(...roles);
+  return { outputs: await outputsOf(world, new DerivedRecords(world.log)), projectionsDoneAtKill, healthDuring, engineDoneDuring, runningAfter, healthAfter };
+}
+
+/** True when a projection has committed an offset: the records before it are stored. */
+async function someProjectionStored(log: EventLog): Promise<boolean> {
+  for (const projection of PROJECTIONS) {
+    for (const topic of projection.topics) {
+      if ((await log.committedOffsets(liveGroupId(projection), topic)).some((c) => c.offset > 0)) return true;
+    }
+  }
+  return false;
 }
 
 /** The faulty run left exactly the fault-free run's records and rows. */

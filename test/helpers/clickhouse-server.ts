@@ -1,14 +1,18 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { access, constants, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { aptInstall, peerStop } from './peer-process.ts';
+import { aptInstall, peerStop, signalGroup } from './peer-process.ts';
 import { waitFor } from './wait.ts';
 
 export interface ClickHouseServer {
   /** HTTP interface, e.g. http://127.0.0.1:41234 */
   url: string;
+  /** Kills the server with SIGKILL, as a crash of its machine would; its data stays for restart(). */
+  kill(): Promise<void>;
+  /** Starts the killed server again on the same ports and data, and waits until it answers. */
+  restart(): Promise<void>;
   /** Stops the server and deletes its directory. */
   stop(): Promise<void>;
 }
@@ -42,7 +46,26 @@ async function startIn(dir: string, command: string[]): Promise<ClickHouseServer
   for (const sub of ['data', 'tmp', 'user_files', 'format_schemas', 'log']) await mkdir(join(dir, sub));
   await writeFile(join(dir, 'config.xml'), serverConfig(dir, httpPort, tcpPort));
   await writeFile(join(dir, 'users.xml'), USERS);
+  const url = `http://127.0.0.1:${httpPort}`;
+  let running = await launch(dir, command, url);
+  return {
+    url,
+    async kill() {
+      signalGroup(running.child, 'SIGKILL');
+      await running.stop();
+    },
+    async restart() {
+      running = await launch(dir, command, url);
+    },
+    async stop() {
+      await running.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
 
+/** Runs the server configured in `dir` and resolves once it answers on `url`. */
+async function launch(dir: string, command: string[], url: string): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
   // The shell lives exactly as long as the server (`wait`), so its exit reports the server's.
   // A watcher stops the server once our stdin pipe closes (stop() or our death); it reads the
   // pipe through fd 3 because background jobs get /dev/null as stdin.
@@ -59,13 +82,7 @@ async function startIn(dir: string, command: string[]): Promise<ClickHouseServer
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: true,
   });
-  const stop = peerStop(child, {
-    onExit: 'SIGKILL',
-    escalate: { signal: 'SIGKILL', afterMs: 15_000 },
-    cleanup: () => rm(dir, { recursive: true, force: true }),
-  });
-
-  const url = `http://127.0.0.1:${httpPort}`;
+  const stop = peerStop(child, { onExit: 'SIGKILL', escalate: { signal: 'SIGKILL', afterMs: 15_000 } });
   try {
     await waitFor(async () => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -73,7 +90,7 @@ async function startIn(dir: string, command: string[]): Promise<ClickHouseServer
       }
       return answersSelectOne(url);
     }, `clickhouse-server to answer SELECT 1 on ${url}`, 60_000);
-    return { url, stop };
+    return { child, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedHistory } from '../../infra/feeds/sim/runner.ts';
+import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
+import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
+import { CATALOGUE } from '../../schemas/catalogue.ts';
+import { Codec } from '../../schemas/codec.ts';
+import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
+import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
+import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { silentLogger } from '../helpers/runtime-fixture.ts';
+import { expectSameOutputs, killStartedRoles, runThroughStoreOutage, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
+
+// The Kafka crash test's world: small enough for the mock broker's 5 MB per partition.
+const WORLD = { seed: 31, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 10, authors: 100 };
+const SESSION_TIMEOUT_MS = 6_000;
+/** How long the store stays down: long enough for every retry and back-off path to run many times. */
+const OUTAGE_MS = 60_000;
+
+describe('the ClickHouse server killed for a minute during a catch-up, on the Kafka protocol broker', () => {
+  let registry: FakeSchemaRegistry;
+  let server: ClickHouseServer;
+  const brokers: MockBroker[] = [];
+  const worlds: World[] = [];
+
+  beforeAll(async () => {
+    [registry, server] = await Promise.all([startFakeSchemaRegistry(), startClickHouseServer()]);
+  });
+  afterAll(async () => {
+    await killStartedRoles();
+    for (const world of worlds) {
+      await world.log.close();
+      await rm(world.dir, { recursive: true, force: true });
+    }
+    await Promise.all([...brokers.map((b) => b.stop()), registry?.close(), server?.stop()]);
+  });
+
+  /** A world on a broker of its own and a database of its own on the one server, seeded by this process. */
+  async function seededWorld(database: string): Promise<World> {
+    const broker = await startMockBroker();
+    brokers.push(broker);
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-store-outage-'));
+    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'outage-test', idempotent: false, logger: silentLogger, sessionTimeoutMs: SESSION_TIMEOUT_MS });
+    await log.ensureTopics(CATALOGUE);
+    const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
+    await codec.registerTopics(CATALOGUE.map((t) => t.name));
+    const env = {
+      TQA_DATA_DIR: dir,
+      TQA_LOG: 'kafka',
+      KAFKA_BROKERS: broker.brokers,
+      KAFKA_IDEMPOTENT: 'false',
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      SCHEMA_REGISTRY_URL: registry.url,
+      TQA_STORE: 'clickhouse',
+      CLICKHOUSE_URL: server.url,
+      CLICKHOUSE_DATABASE: database,
+    };
+    const world = { dir, log, codec, env, killCheckpointMs: 0, standby: false };
+    worlds.push(world);
+    await seedHistory({ log, codec, dataDir: dir, ...WORLD });
+    return world;
+  }
+
+  it('answers 503 naming the store while it is down, keeps every role running, and then stores exactly the fault-free rows', async () => {
+    const reference = await runWithoutFaults(await seededWorld('reference'));
+    expect(reference.tables.latest_snapshots.length).toBeGreaterThan(0);
+    const outage = await runThroughStoreOutage(await seededWorld('outage'), server, OUTAGE_MS);
+
+    expect(outage.projectionsDoneAtKill, 'the store went down after the projections had stored everything').toBe(false);
+    expect(outage.healthDuring.body.status).toBe('degraded');
+    expect(outage.healthDuring.body.providers.find((p) => p.name === 'analytical_store')?.status).toBe('down');
+    expect(outage.healthDuring.body.providers.find((p) => p.name === 'event_log')?.status).toBe('ok');
+    expect(outage.engineDoneDuring, 'the engine needs no store: it finishes while the store is down').toBe(true);
+    expect(outage.runningAfter).toEqual(['engine', 'projections', 'api']);
+    expect(outage.healthAfter.body.providers.every((p) => p.status === 'ok')).toBe(true);
+    // The API made its demo key in the outage run only: an acknowledged write stored once the store was back.
+    const { api_keys: referenceKeys, ...referenceTables } = reference.tables;
+    const { api_keys: keys, ...tables } = outage.outputs.tables;
+    expect([referenceKeys.length, keys.length]).toEqual([0, 1]);
+    expectSameOutputs({ ...outage.outputs, tables }, { ...reference, tables: referenceTables });
+  }, 900_000);
+});
