@@ -1,7 +1,9 @@
+import { PROCESSORS } from '../../processors/index.ts';
 import { apiRole } from './api.ts';
 import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
+import { together } from './together.ts';
 import { webhooksRole } from './webhooks.ts';
 import { onWorkerThread } from './worker-thread.ts';
 
@@ -11,14 +13,19 @@ import { onWorkerThread } from './worker-thread.ts';
  * the consumers are up before the producers. The feeds (a first start's seeding), the
  * processors (a catch-up) and the projections run on worker threads of their own, so their
  * CPU work never holds the API's event loop when they run in one process; the projections'
- * thread holds an embedded store and answers the other roles' reads of it.
+ * thread holds an embedded store and answers the other roles' reads of it. Each processor
+ * has a thread of its own: the public events, derived from the engine's outputs, are worked
+ * out on another core while the engine goes on.
  */
 export const ROLES: readonly Role[] = [
   onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { background: true }),
   apiRole,
   streamRole,
   researchRole,
-  onWorkerThread('processors', new URL('./processors.ts', import.meta.url), 'processorsRole', { background: true }),
+  together(
+    'processors',
+    PROCESSORS.map((p) => onWorkerThread(p.name, new URL('./processors.ts', import.meta.url), 'processorRoles', { key: p.name, background: true })),
+  ),
   webhooksRole,
   onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
 ];

@@ -12,11 +12,12 @@ import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
 // The thread's side of onWorkerThread: starts the role with a log connection (and, when it
 // needs one, a store) of its own, stops it when told, then lets the thread end.
-const { module, exportName, config, storePort, nice } = workerData as RoleThreadData;
+const { module, exportName, key, config, storePort, nice } = workerData as RoleThreadData;
 // Before anything starts threads of its own (they inherit it). Linux applies a nice value
 // set by a thread to that thread alone.
 if (nice > 0) setPriority(nice);
-const role = (await import(module))[exportName] as Role;
+const exported = (await import(module))[exportName] as Role | Record<string, Role>;
+const role = (key === undefined ? exported : (exported as Record<string, Role>)[key]) as Role;
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
 let store: ReturnType<typeof openStore> | undefined;

@@ -9,11 +9,19 @@ import type { Role } from './role.ts';
 export interface RoleThreadData {
   module: string;
   exportName: string;
+  /** When given, the export is a record of roles and the thread runs the one under this key. */
+  key?: string;
   config: Config;
   /** Where the thread serves its store to the process's other roles (embedded DuckDB). */
   storePort?: MessagePort;
   /** The thread's nice value (Linux keeps one per thread); 0 leaves it as the process's. */
   nice: number;
+}
+
+interface ThreadOptions {
+  holdsStore?: boolean;
+  background?: boolean;
+  key?: string;
 }
 
 export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' };
@@ -31,14 +39,16 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  * `holdsStore`: the role writes the store. Embedded DuckDB allows one instance per file, so
  * the thread opens it and serves it to the roles of the main thread, which read it through a
  * RemoteStore (ctx.shareStore); a store server (ClickHouse) is opened by each thread itself.
+ *
+ * `key`: the export is a record of roles, and the thread runs the one under this key.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false } = {}): Role {
+export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, key }: ThreadOptions = {}): Role {
   return {
     name,
     async start({ config, logger, shareStore }) {
       const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
       const nice = background ? config.TQA_BACKGROUND_NICE : 0;
-      const workerData: RoleThreadData = { module: module.href, exportName, config, storePort: channel?.port2, nice };
+      const workerData: RoleThreadData = { module: module.href, exportName, key, config, storePort: channel?.port2, nice };
       const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
         workerData,
         transferList: channel ? [channel.port2] : [],
