@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventTime, snapshotHeader, tokenId, usd } from './primitives.ts';
+import { eventTime, isNullableFinite, nullableNumber, snapshotHeader, stringMap, tokenId, usd } from './primitives.ts';
 
 /**
  * Record types the quant engine's market-side modules derive: references no token matched
@@ -21,7 +21,7 @@ export type UnresolvedRef = z.infer<typeof UnresolvedRefSchema>;
 export const FeatureSnapshotSchema = z.strictObject({
   ...snapshotHeader,
   featureVersion: z.string().regex(/^features@\d+$/),
-  features: z.record(z.string(), z.number().finite().nullable()),
+  features: stringMap(nullableNumber, isNullableFinite),
   priceUsd: usd.nullable(),
   marketLastAt: eventTime.nullable(),
   sourceLastEventAt: eventTime.nullable(),

@@ -6,9 +6,12 @@ import {
   DIVERGENCE_STATES,
   eventTime,
   fraction,
+  isNonEmptyString,
+  isNullableFinite,
   nullableNumber,
   SCORE_NAMES,
   snapshotHeader,
+  stringMap,
   usd,
   type ScoreName,
 } from './primitives.ts';
@@ -114,9 +117,9 @@ export const QuantSnapshotSchema = z.strictObject({
   market: QuantMarketSchema,
   activity: QuantActivitySchema,
   divergenceState: z.enum(DIVERGENCE_STATES),
-  features: z.record(z.string(), z.number().finite().nullable()),
+  features: stringMap(nullableNumber, isNullableFinite),
   analogs: AnalogSummarySchema.nullable(),
-  modelVersions: z.record(z.string(), z.string().min(1)),
+  modelVersions: stringMap(z.string().min(1), isNonEmptyString),
   freshness: QuantFreshnessSchema,
 });
 export type QuantSnapshot = z.infer<typeof QuantSnapshotSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AnalogSummarySchema, count, eventTime, nullableNumber, tokenId } from './primitives.ts';
+import { AnalogSummarySchema, count, eventTime, isNullableFinite, isNullablePercent, nullableNumber, stringMap, tokenId } from './primitives.ts';
 
 /**
  * Signals of the quant engine (topic quant.signals, keyed by token id): one record when a
@@ -38,10 +38,10 @@ export const SignalSchema = z
     endedAt: eventTime.nullable(),
     endReason: z.enum(SIGNAL_END_REASONS).nullable(),
     strength: z.number().min(0).max(100),
-    scores: z.record(z.string(), z.number().min(0).max(100).nullable()),
+    scores: stringMap(z.number().min(0).max(100).nullable(), isNullablePercent),
     why: z.array(z.string().min(1)).min(1),
     conditions: z.array(SignalConditionSchema).min(1),
-    features: z.record(z.string(), nullableNumber),
+    features: stringMap(nullableNumber, isNullableFinite),
     analogs: SignalAnalogsSchema.nullable(),
     tokenId,
     priorFirings: count,

@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { assertBackwardCompatible } from '../../infra/registry/local.ts';
 import { schemaVersions } from '../../schemas/avro-schemas.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { RECORD_TYPES, type RecordTypeName } from '../../schemas/records.ts';
+import { isNonEmptyString, isNullableFinite, isNullablePercent, nullableNumber, stringMap } from '../../schemas/records/primitives.ts';
 
 const AVRO_DIR = join(import.meta.dirname, '../../schemas/avro');
 /** SHA-256 of every released schema version; a released version never changes. */
@@ -53,6 +55,51 @@ describe('schemas', () => {
     for (const type of types) {
       const avroFields = (JSON.parse(schemaVersions(type).at(-1)!) as { fields: { name: string }[] }).fields.map((f) => f.name);
       expect(Object.keys(RECORD_TYPES[type].shape).sort(), type).toEqual(avroFields.sort());
+    }
+  });
+});
+
+describe('string maps of the quant records', () => {
+  const rules = [
+    { name: 'nullable finite number', value: nullableNumber, accepts: isNullableFinite },
+    { name: 'nullable percent', value: z.number().min(0).max(100).nullable(), accepts: isNullablePercent },
+    { name: 'non-empty string', value: z.string().min(1), accepts: isNonEmptyString },
+  ];
+  const values: unknown[] = [null, undefined, 0, -0, -1, 0.5, 50, 100, 100.01, -1e-9, 1e300, NaN, Infinity, -Infinity, '', 'x', 'features@1', true, {}, [], 7n];
+
+  it('has predicates that accept exactly what their zod rules accept', () => {
+    for (const { name, value, accepts } of rules) {
+      for (const v of values) expect(accepts(v), `${name}: ${String(v)}`).toBe(value.safeParse(v).success);
+    }
+  });
+
+  it('accepts and refuses what zod records do, with the same issues, and passes a valid map through', () => {
+    const inputs: unknown[] = [
+      {},
+      { a: 1, b: null, c: 'x', d: '' },
+      { a: 1, b: 2 },
+      { a: 'x', b: '' },
+      { a: NaN },
+      { a: 101, b: -1 },
+      Object.create(null),
+      Object.assign(Object.create(null), { a: 1 }),
+      { [Symbol('s')]: 1 },
+      new Map([['a', 1]]),
+      [1, 2],
+      null,
+      'a',
+    ];
+    for (const { name, value, accepts } of rules) {
+      const fast = z.strictObject({ features: stringMap(value, accepts) });
+      const reference = z.strictObject({ features: z.record(z.string(), value) });
+      for (const [at, input] of inputs.entries()) {
+        const got = fast.safeParse({ features: input });
+        const want = reference.safeParse({ features: input });
+        const issues = (r: typeof got) => r.error?.issues.map((i) => ({ path: i.path, message: i.message, code: i.code }));
+        expect(got.success, `${name}: input ${at}`).toBe(want.success);
+        expect(issues(got), `${name}: input ${at}`).toEqual(issues(want));
+        if (got.success) expect(got.data.features).toBe(input);
+      }
     }
   });
 });
