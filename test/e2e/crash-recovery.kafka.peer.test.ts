@@ -1,22 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedHistory } from '../../infra/feeds/sim/runner.ts';
-import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
-import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
-import { Codec } from '../../schemas/codec.ts';
 import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
-import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
-import { silentLogger } from '../helpers/runtime-fixture.ts';
-import { derivedCount, expectKillsLanded, expectSameOutputs, killStartedRoles, runWithFaults, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
-
-// Small enough for the mock broker, which keeps about 5 MB per partition, also with the
-// outputs the kills make the engine repeat (at 20 tokens quant.snapshots outgrew it, and a
-// restarted processor found input it needed deleted).
-const WORLD = { seed: 31, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 10, authors: 100 };
-const SESSION_TIMEOUT_MS = 6_000;
+import type { MockBroker } from '../helpers/kafka-mock-broker.ts';
+import {
+  derivedCount,
+  expectKillsLanded,
+  expectSameOutputs,
+  killStartedRoles,
+  runWithFaults,
+  runWithoutFaults,
+  seededKafkaWorld,
+  type World,
+} from './crash-recovery.scenario.ts';
 
 describe('kill -9 of the engine and the projections during a catch-up, on the Kafka protocol broker', () => {
   let registry: FakeSchemaRegistry;
@@ -35,28 +31,12 @@ describe('kill -9 of the engine and the projections during a catch-up, on the Ka
     await Promise.all([...brokers.map((b) => b.stop()), registry?.close()]);
   });
 
-  /** A world on a broker of its own (the mock's topics are global), seeded by this process. */
   async function seededWorld(): Promise<World> {
-    const broker = await startMockBroker();
-    brokers.push(broker);
-    const dir = await mkdtemp(join(tmpdir(), 'tqa-crash-kafka-'));
-    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'crash-test', idempotent: false, logger: silentLogger, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    await log.ensureTopics(CATALOGUE);
-    const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
-    await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    const env = {
-      TQA_DATA_DIR: dir,
-      TQA_LOG: 'kafka',
-      KAFKA_BROKERS: broker.brokers,
-      KAFKA_IDEMPOTENT: 'false',
-      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-      SCHEMA_REGISTRY_URL: registry.url,
-    };
     // Fetched whole, this world is worked through in a few seconds: a checkpoint at every chunk
     // of outputs.
-    const world = { dir, log, codec, env, killCheckpointMs: 0, standby: true };
+    const { world, broker } = await seededKafkaWorld(registry.url, { killCheckpointMs: 0, standby: true });
+    brokers.push(broker);
     worlds.push(world);
-    await seedHistory({ log, codec, dataDir: dir, ...WORLD });
     return world;
   }
 

@@ -1,21 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedHistory } from '../../infra/feeds/sim/runner.ts';
-import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
-import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
-import { CATALOGUE } from '../../schemas/catalogue.ts';
-import { Codec } from '../../schemas/codec.ts';
 import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
 import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
-import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
-import { silentLogger } from '../helpers/runtime-fixture.ts';
-import { expectSameOutputs, killStartedRoles, runThroughStoreOutage, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
+import type { MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { expectSameOutputs, killStartedRoles, runThroughStoreOutage, runWithoutFaults, seededKafkaWorld, type World } from './crash-recovery.scenario.ts';
 
-// The Kafka crash test's world: small enough for the mock broker's 5 MB per partition.
-const WORLD = { seed: 31, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 10, authors: 100 };
-const SESSION_TIMEOUT_MS = 6_000;
 /** How long the store stays down: long enough for every retry and back-off path to run many times. */
 const OUTAGE_MS = 60_000;
 
@@ -37,29 +26,12 @@ describe('the ClickHouse server killed for a minute during a catch-up, on the Ka
     await Promise.all([...brokers.map((b) => b.stop()), registry?.close(), server?.stop()]);
   });
 
-  /** A world on a broker of its own and a database of its own on the one server, seeded by this process. */
+  /** A world on a broker of its own and a database of its own on the one server. */
   async function seededWorld(database: string): Promise<World> {
-    const broker = await startMockBroker();
+    const env = { TQA_STORE: 'clickhouse', CLICKHOUSE_URL: server.url, CLICKHOUSE_DATABASE: database };
+    const { world, broker } = await seededKafkaWorld(registry.url, { killCheckpointMs: 0, standby: false, env });
     brokers.push(broker);
-    const dir = await mkdtemp(join(tmpdir(), 'tqa-store-outage-'));
-    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'outage-test', idempotent: false, logger: silentLogger, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    await log.ensureTopics(CATALOGUE);
-    const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
-    await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    const env = {
-      TQA_DATA_DIR: dir,
-      TQA_LOG: 'kafka',
-      KAFKA_BROKERS: broker.brokers,
-      KAFKA_IDEMPOTENT: 'false',
-      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
-      SCHEMA_REGISTRY_URL: registry.url,
-      TQA_STORE: 'clickhouse',
-      CLICKHOUSE_URL: server.url,
-      CLICKHOUSE_DATABASE: database,
-    };
-    const world = { dir, log, codec, env, killCheckpointMs: 0, standby: false };
     worlds.push(world);
-    await seedHistory({ log, codec, dataDir: dir, ...WORLD });
     return world;
   }
 
