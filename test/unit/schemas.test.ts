@@ -87,6 +87,7 @@ describe('string maps of the quant records', () => {
       new Map([['a', 1]]),
       [1, 2],
       null,
+      undefined,
       'a',
     ];
     for (const { name, value, accepts } of rules) {
