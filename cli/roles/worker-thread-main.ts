@@ -16,8 +16,8 @@ const { module, exportName, key, config, storePort, nice } = workerData as RoleT
 // Before anything starts threads of its own (they inherit it). Linux applies a nice value
 // set by a thread to that thread alone.
 if (nice > 0) setPriority(nice);
-const exported = (await import(module))[exportName] as Role | Record<string, Role>;
-const role = (key === undefined ? exported : (exported as Record<string, Role>)[key]) as Role;
+const exported = (await import(module))[exportName];
+const role: Role = key === undefined ? exported : exported[key];
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
 let store: ReturnType<typeof openStore> | undefined;

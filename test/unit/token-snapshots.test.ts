@@ -90,16 +90,15 @@ describe('TokenSnapshots', () => {
     const ids = ['tk_a', 'tk_b', 'tk_c', 'tk_d', 'tk_e'];
     await store.upsert('tokens', ids.map((id, i) => ({ ...token, token_id: id, symbol: `SYM${i}` })));
     await store.upsert('latest_snapshots', ids.map((id) => latestSnapshotRow(blankSnapshot(id, T0))));
-    const tsOf = async (ref: string) => (await snapshots.find(ref))?.snapshot?.ts ?? null;
-    for (const id of ids) expect(await tsOf(id)).toBe(T0);
-    expect(await tsOf('$SYM0')).toBe(T0);
+    for (const id of ids) expect(await found(id)).toBe(T0);
+    expect(await found('$SYM0')).toBe(T0);
     await store.upsert('latest_snapshots', ids.map((id) => latestSnapshotRow(blankSnapshot(id, T0 + 300_000))));
     const loaded = queries;
 
     clock += TTL;
     // Past ttl every pair still answers as loaded, and falls due.
-    for (const ref of [...ids, '$SYM0']) expect(await tsOf(ref)).toBe(T0);
-    await waitFor(async () => (await Promise.all([...ids, '$SYM0'].map(tsOf))).every((ts) => ts === T0 + 300_000), 'the refresh');
+    for (const ref of [...ids, '$SYM0']) expect(await found(ref)).toBe(T0);
+    await waitFor(async () => (await Promise.all([...ids, '$SYM0'].map(found))).every((ts) => ts === T0 + 300_000), 'the refresh');
     // Two queries for the five ids, and the symbol's own load (resolution and snapshot).
     expect(queries - loaded).toBe(4);
   });
