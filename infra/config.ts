@@ -1,12 +1,20 @@
 import { z } from 'zod';
 
+const storeSize = z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'must be a size such as 512MB or 2GiB');
+
 /** Every setting the service reads, validated once at start-up. */
 const ConfigSchema = z.object({
   TQA_DATA_DIR: z.string().min(1).default('./data'),
   TQA_LOG: z.enum(['embedded', 'kafka']).default('embedded'),
   TQA_STORE: z.enum(['duckdb', 'clickhouse']).default('duckdb'),
   /** The embedded store's memory (DuckDB's memory_limit: its own default is 80% of the machine's); beyond it DuckDB spills to disk. */
-  TQA_DUCKDB_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'must be a size such as 512MB or 2GiB').default('512MiB'),
+  TQA_DUCKDB_MEMORY_LIMIT: storeSize.default('512MiB'),
+  /**
+   * How much write-ahead log the embedded store gathers before it checkpoints it into the file
+   * (DuckDB's checkpoint_threshold, its own default 16MiB): each checkpoint rewrites every
+   * primary-key index whole, so small ones make a catch-up's writes cost more as the tables grow.
+   */
+  TQA_DUCKDB_CHECKPOINT_THRESHOLD: storeSize.default('1GiB'),
   /** When an embedded append is acknowledged: after fdatasync (`always`) or without it (`never`). */
   TQA_LOG_FSYNC: z.enum(['always', 'never']).default('always'),
   /** Size at which an embedded segment file is closed and a new one started. */

@@ -36,6 +36,7 @@ export async function openStore(
       migrationsDir: migrationsDir('duckdb'),
       logger: storeLogger,
       memoryLimit: config.TQA_DUCKDB_MEMORY_LIMIT,
+      checkpointThreshold: config.TQA_DUCKDB_CHECKPOINT_THRESHOLD,
     });
   } else {
     const { ClickHouseStore } = await import('../infra/store/clickhouse-store.ts');

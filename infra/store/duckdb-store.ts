@@ -24,6 +24,8 @@ export interface DuckDbStoreOptions<T extends TableRegistry> {
   readConnections?: number;
   /** DuckDB's memory_limit (`512MiB`); DuckDB's default is 80% of the machine's memory. */
   memoryLimit?: string;
+  /** DuckDB's checkpoint_threshold: write-ahead log gathered before a checkpoint (DuckDB's default 16MiB). */
+  checkpointThreshold?: string;
 }
 
 const PHYSICAL: Readonly<Record<Column['type'], string>> = {
@@ -62,7 +64,10 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   }
 
   static async open<T extends TableRegistry>(options: DuckDbStoreOptions<T>): Promise<DuckDbStore<T>> {
-    const instance = await DuckDBInstance.create(options.path, options.memoryLimit ? { memory_limit: options.memoryLimit } : {});
+    const settings: Record<string, string> = {};
+    if (options.memoryLimit) settings.memory_limit = options.memoryLimit;
+    if (options.checkpointThreshold) settings.checkpoint_threshold = options.checkpointThreshold;
+    const instance = await DuckDBInstance.create(options.path, settings);
     try {
       return new DuckDbStore(instance, await instance.connect(), options);
     } catch (err) {

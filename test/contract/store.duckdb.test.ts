@@ -59,6 +59,25 @@ describe('DuckDbStore on a file', () => {
     }
   });
 
+  it('opens DuckDB with the memory limit and checkpoint threshold it is given', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-duckdb-'));
+    dirs.push(dir);
+    const store = await DuckDbStore.open({
+      path: join(dir, 'store.duckdb'),
+      tables: PROJECTION_TABLES,
+      migrationsDir: migrationsDir('duckdb'),
+      logger,
+      memoryLimit: '300MiB',
+      checkpointThreshold: '96MiB',
+    });
+    try {
+      const settings = sql`SELECT current_setting('memory_limit') AS memory, current_setting('checkpoint_threshold') AS threshold`;
+      expect(await store.query(settings)).toEqual([{ memory: '300.0 MiB', threshold: '96.0 MiB' }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('moves the outcomes a store held before 0026 into the table without a key index, which then upserts by merge', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tqa-duckdb-'));
     dirs.push(dir);
