@@ -54,6 +54,8 @@ export const latestSnapshotsProjection = defineProjection({
   topics: [TOPICS.snapshotsLatest.name],
   tables: ['latest_snapshots'],
   toRows: (snapshot) => [{ table: 'latest_snapshots', row: latestSnapshotRow(snapshot) }],
+  // A catch-up reads every snapshot of a token; only the newest of a batch is made into a row (and its JSON).
+  newestOf: (snapshot) => ({ key: snapshot.tokenId, version: snapshot.ts }),
 });
 
 /**

@@ -48,15 +48,23 @@ export interface Projection<N extends TopicName = TopicName> {
    * message as reason. Tombstones (null values) never reach it: the store keeps the last version.
    */
   toRows(value: ValueOf<N>, meta: RecordMeta): ProjectedRow[];
+  /**
+   * For a projection whose tables keep one row per key, the highest version (the later on a
+   * tie): the key and version of a record's rows. The runner then maps only the newest record
+   * of each key in a batch, the one the store would keep; the others are still decoded and
+   * validated (a record that fails goes to the dead letters), but never made into rows.
+   */
+  newestOf?(value: ValueOf<N>): { key: string; version: number };
 }
 
 /**
  * A projection of any topics, as the runner and the registry hold it: the value type is
  * erased (the runner validates each value against its topic's schema before calling toRows).
  */
-export interface AnyProjection extends Omit<Projection, 'topics' | 'toRows'> {
+export interface AnyProjection extends Omit<Projection, 'topics' | 'toRows' | 'newestOf'> {
   readonly topics: readonly TopicName[];
   toRows(value: never, meta: RecordMeta): ProjectedRow[];
+  newestOf?(value: never): { key: string; version: number };
 }
 
 /** Identity with inference, so a projection file states its topics once and gets typed values. */

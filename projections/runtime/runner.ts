@@ -175,14 +175,22 @@ export class ProjectionRunner {
       const letters: DeadLetter[] = [];
       // Reads of the store asked by other threads (the API) are answered in the loop's turns.
       const turns = new EventLoopTurns();
+      const newest = this.projection.newestOf ? new Map<string, Newest>() : undefined;
+      const project = (value: unknown, record: LogRecord) => {
+        const outcome = this.project(value, record);
+        if (typeof outcome === 'number') counts.rows += outcome;
+        else letters.push(this.deadLetter(record, outcome.reason));
+      };
       for (const record of batch.records) {
         const turn = turns.due();
         if (turn) await turn;
-        const outcome = await this.project(record);
-        if (typeof outcome !== 'number') letters.push(this.deadLetter(record, outcome.reason));
-        else if (record.value === null) counts.tombstones++;
-        else counts.rows += outcome;
+        const outcome = await this.validated(record);
+        if (outcome === null) counts.tombstones++;
+        else if ('reason' in outcome) letters.push(this.deadLetter(record, outcome.reason));
+        else if (newest) this.keepNewest(newest, outcome.value, record);
+        else project(outcome.value, record);
       }
+      for (const { value, record } of newest?.values() ?? []) project(value, record);
       if (letters.length > 0) await this.reject(letters);
       counts.failed = letters.length;
       const id = `${batch.topic}#${batch.partition}`;
@@ -235,9 +243,9 @@ export class ProjectionRunner {
     for (const [id, offset] of handled) this.stored.set(id, Math.max(offset, this.stored.get(id) ?? 0));
   }
 
-  /** Buffers the record's rows and returns how many, or why the record cannot be projected. */
-  private async project(record: LogRecord): Promise<number | { reason: string }> {
-    if (record.value === null) return 0;
+  /** The record's value decoded and validated against its topic's type, null for a tombstone, or why it cannot be. */
+  private async validated(record: LogRecord): Promise<{ value: unknown } | { reason: string } | null> {
+    if (record.value === null) return null;
     let decoded: unknown;
     try {
       decoded = await this.options.codec.decode(record.topic, record.value);
@@ -251,10 +259,23 @@ export class ProjectionRunner {
       const issues = validated.error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`);
       return { reason: `validation failed: ${issues.join('; ')}` };
     }
+    return { value: validated.data };
+  }
+
+  /** Keeps the value if it is the newest of its key so far: the highest version, the later on a tie, as the store keeps rows. */
+  private keepNewest(newest: Map<string, Newest>, value: unknown, record: LogRecord): void {
+    // The value was validated against the topic's record type, which newestOf declares.
+    const { key, version } = this.projection.newestOf!(value as never);
+    const kept = newest.get(key);
+    if (!kept || version >= kept.version) newest.set(key, { value, record, version });
+  }
+
+  /** Buffers the rows of a validated value and returns how many, or why it cannot be projected. */
+  private project(value: unknown, record: LogRecord): number | { reason: string } {
     let rows: ProjectedRow[];
     try {
       // The value was validated against the topic's record type, which toRows declares.
-      rows = this.projection.toRows(validated.data as never, record);
+      rows = this.projection.toRows(value as never, record);
       for (const { table, row } of rows) {
         if (!this.tables.has(table)) throw new Error(`a row for table ${table}, which the projection does not declare`);
         validateRows(tableOf(this.options.store.tables, table), [row]);
@@ -307,6 +328,13 @@ export class ProjectionRunner {
     if (records >= SMALL_BATCH_RECORDS || wait <= 0 || ctx.isStopping()) return;
     await delay(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
   }
+}
+
+/** A batch's newest validated value of one key (ProjectionRunner.keepNewest). */
+interface Newest {
+  value: unknown;
+  record: LogRecord;
+  version: number;
 }
 
 /** Writes one row of a projected-row union; the writer validates it against the table again. */

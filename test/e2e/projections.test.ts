@@ -11,13 +11,17 @@ import { openStore } from '../../projections/open-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { column, columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
+import { latestSnapshotRow, latestSnapshotsProjection } from '../../projections/latest-snapshots.ts';
 import { mentionsProjection } from '../../projections/mentions.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
 import { startLiveProjections, startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import { mentions, PROJECTION_TABLES, tokens, type MentionRow, type ProjectionTables } from '../../projections/tables.ts';
+import { latestSnapshots } from '../../projections/tables/quant.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention, TokenMeta } from '../../schemas/records.ts';
+import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
+import { blankSnapshot } from '../helpers/quant-snapshot.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -219,6 +223,26 @@ describe('projections on the embedded log and DuckDB', () => {
     expect(junkRow?.id).toBe(JSON.stringify(where));
   });
 
+  it('maps only the newest snapshot of each token in a batch, the one the store keeps, and still dead-letters a bad one', async () => {
+    const topic = TOPICS.snapshotsLatest.name;
+    const scoreDetails = SCORE_NAMES.map((score) => ({ score, value: null, drivers: [], confidence: 'LOW' as const, reason: 'no data yet', modelVersion: 'test@1' }));
+    const ofToken = (tokenId: string, ts: number, symbol: string) => blankSnapshot(tokenId, T0 + ts, { symbol, scoreDetails });
+    // tk_n1: its newest time comes twice (the later wins, as in the store), an older one last; tk_n2: two in order.
+    const sent = [ofToken('tk_n1', 3, 'FIRST'), ofToken('tk_n1', 1, 'OLD'), ofToken('tk_n1', 3, 'LATER'), ofToken('tk_n1', 2, 'LATE'), ofToken('tk_n2', 4, 'B4'), ofToken('tk_n2', 5, 'B5')];
+    const encoded = await Promise.all(sent.map(async (v) => ({ key: v.tokenId, value: await codec.encode(topic, v), timestamp: v.ts })));
+    // One append, so that each partition's records reach the runner started after it in one batch.
+    await log.append(topic, [...encoded, { key: 'tk_n1', value: Buffer.from('not avro at all'), timestamp: T0 + 9 }]);
+    const newestOnly = startProjections([latestSnapshotsProjection], { log, codec, store, logger: silentLogger, deadLetters: 'log', groupIdOf: () => 'newest.latest-snapshots' });
+    try {
+      await waitFor(() => newestOnly.caughtUp(), 'the runner to catch up');
+    } finally {
+      await newestOnly.stop();
+    }
+    expect(newestOnly.runners[0].stats()).toMatchObject({ records: sent.length + 1, rowsWritten: 2, failed: 1 });
+    const kept = sql`SELECT ${columns(latestSnapshots)} FROM ${table(latestSnapshots)} WHERE token_id IN ('tk_n1', 'tk_n2') ORDER BY token_id`;
+    expect(await store.query(kept)).toEqual([latestSnapshotRow(sent[2]), latestSnapshotRow(sent[5])]);
+  });
+
   it('does not commit a batch whose rows could not be stored, and stores it once the store recovers', async () => {
     const stored = new Set<string>();
     const flaky = failingStore(store, 2, (name, rows) => {
@@ -264,7 +288,8 @@ describe('projections on the embedded log and DuckDB', () => {
     const path = join(dir, 'replayed.duckdb');
     const result = await replay(config, ['--from-beginning', '--store-path', path]);
     expect(result.stderr).toContain('replay');
-    expect(result.stdout).toMatch(/replayed \d+ events .* events\/s; \d+ rows written; 2 records refused/);
+    // The two records of the dead-letter test and the bad snapshot of the newest-only test.
+    expect(result.stdout).toMatch(/replayed \d+ events .* events\/s; \d+ rows written; 3 records refused/);
     expect(result.code).toBe(0);
     const replayed = await openStore(config, silentLogger, { duckdbPath: path });
     try {
