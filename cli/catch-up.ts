@@ -5,15 +5,16 @@ import { PROJECTIONS } from '../projections/index.ts';
 import { liveGroupId } from '../projections/runtime/runner.ts';
 import { Progress } from './progress.ts';
 
-/** A stage whose consumer group's lag says how far the service is behind its log. */
+/** A stage whose consumer group's lag says how far the service is behind its log; a processor also writes topics. */
 interface Stage {
   group: string;
   topics: readonly string[];
+  outputs: readonly string[];
 }
 
 const STAGES: readonly Stage[] = [
-  ...PROCESSORS.map((p) => ({ group: p.name, topics: p.inputs })),
-  ...PROJECTIONS.map((p) => ({ group: liveGroupId(p), topics: p.topics })),
+  ...PROCESSORS.map((p) => ({ group: p.name, topics: p.inputs, outputs: p.outputs })),
+  ...PROJECTIONS.map((p) => ({ group: liveGroupId(p), topics: p.topics, outputs: [] })),
 ];
 
 /**
@@ -27,8 +28,13 @@ export interface CatchUpStatus {
   caughtUp: boolean;
   /** Records not yet covered by every stage's saved state or stored rows, summed over the stages. */
   lagRecords: number;
-  /** Records covered, summed over the stages: with the lag, the whole work of a catch-up. */
+  /** Records covered, summed over the stages. */
   doneRecords: number;
+  /**
+   * The lag plus the records the processors are still to write for the stages after them, at
+   * the rate they wrote so far (estimatedRemaining): with doneRecords, the whole work of a catch-up.
+   */
+  remainingRecords: number;
   stages: { name: string; lagRecords: number }[];
   /** Epoch ms of the measurement. */
   measuredAt: number;
@@ -87,10 +93,10 @@ export class CatchUpMonitor {
       const [starts, ends] = await Promise.all([log.startOffsets(topic), log.endOffsets(topic)]);
       bounds.set(topic, { starts, ends });
     }
-    const stages: CatchUpStatus['stages'] = [];
-    let done = 0;
+    const stages: (StageProgress & { name: string })[] = [];
     for (const stage of STAGES) {
       let lag = 0;
+      let done = 0;
       for (const topic of stage.topics) {
         const { starts, ends } = bounds.get(topic)!;
         const committed = await log.committedOffsets(stage.group, topic);
@@ -101,16 +107,54 @@ export class CatchUpMonitor {
           done += at - start;
         }
       }
-      stages.push({ name: stage.group, lagRecords: lag });
+      stages.push({ ...stage, name: stage.group, lagRecords: lag, done });
     }
     return {
       caughtUp: !this.options.seeding?.() && stages.every((s) => s.lagRecords <= CAUGHT_UP_LAG),
       lagRecords: stages.reduce((sum, s) => sum + s.lagRecords, 0),
-      doneRecords: done,
-      stages,
+      doneRecords: stages.reduce((sum, s) => sum + s.done, 0),
+      remainingRecords: estimatedRemaining(stages, (topic) => {
+        const { starts, ends } = bounds.get(topic) ?? { starts: [], ends: [] };
+        return ends.reduce((sum, e) => sum + e.offset, 0) - starts.reduce((sum, e) => sum + e.offset, 0);
+      }),
+      stages: stages.map((s) => ({ name: s.name, lagRecords: s.lagRecords })),
       measuredAt: Date.now(),
     };
   }
+}
+
+/** What estimatedRemaining needs of a stage: its topics, and how many of their records it covered and has yet to. */
+export interface StageProgress extends Stage {
+  done: number;
+  lagRecords: number;
+}
+
+/**
+ * The records every stage is still to work through, counting those not written yet: a topic a
+ * processor writes is expected to grow to its size now (`records`) times the processor's whole
+ * input over the input it covered, its inputs expected likewise when a processor writes them.
+ * Before a processor covered anything its topics count as they are. An estimate: the engine
+ * writes several records per input, so its lag alone would promise the end far too early.
+ */
+export function estimatedRemaining(stages: readonly StageProgress[], records: (topic: string) => number): number {
+  const writer = new Map(stages.flatMap((s) => s.outputs.map((topic) => [topic, s] as const)));
+  const expected = new Map<string, number>();
+  const visiting = new Set<string>();
+  const expectedRecords = (topic: string): number => {
+    let total = expected.get(topic);
+    if (total !== undefined) return total;
+    total = records(topic);
+    const stage = writer.get(topic);
+    if (stage && stage.done > 0 && !visiting.has(topic)) {
+      visiting.add(topic);
+      const inputs = stage.topics.reduce((sum, t) => sum + expectedRecords(t), 0);
+      visiting.delete(topic);
+      total = Math.max(total, Math.round((total * inputs) / stage.done));
+    }
+    expected.set(topic, total);
+    return total;
+  };
+  return stages.reduce((sum, s) => sum + s.lagRecords + s.topics.reduce((more, t) => more + expectedRecords(t) - records(t), 0), 0);
 }
 
 /**
@@ -134,7 +178,7 @@ export function catchUpProgress(stream: NodeJS.WritableStream): (status: CatchUp
     }
     const behind = status.stages.reduce((worst, s) => (s.lagRecords > worst.lagRecords ? s : worst));
     const done = status.doneRecords - doneAtStart;
-    // The share of this catch-up's work, so the time left is the lag at the rate so far.
-    progress.update(done, done / (done + status.lagRecords), `lag ${status.lagRecords}, most behind: ${behind.name}`);
+    // The share of this catch-up's work, so the time left is what remains at the rate so far.
+    progress.update(done, done / (done + status.remainingRecords), `lag ${status.lagRecords}, most behind: ${behind.name}`);
   };
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CAUGHT_UP_LAG, CatchUpMonitor, catchUpProgress, type CatchUpStatus } from '../../cli/catch-up.ts';
+import { CAUGHT_UP_LAG, CatchUpMonitor, catchUpProgress, estimatedRemaining, type CatchUpStatus, type StageProgress } from '../../cli/catch-up.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
@@ -71,6 +71,31 @@ describe('catch-up monitor', () => {
     await log.close();
   });
 
+  it('counts in what is left the records a processor is still to write, at the rate it wrote so far', () => {
+    // The engine covered 25 of its 100 inputs and wrote 50 records so far: 200 expected in all.
+    // Public events covered 40 of those 50 and wrote 20: 20 x 200 / 40 = 100 expected.
+    const records: Record<string, number> = { ingest: 100, quant: 50, public: 20 };
+    const stage = (group: string, topics: string[], outputs: string[], done: number): StageProgress => ({
+      group,
+      topics,
+      outputs,
+      done,
+      lagRecords: topics.reduce((sum, t) => sum + records[t], 0) - done,
+    });
+    const engine = stage('engine', ['ingest'], ['quant'], 25);
+    const publicEvents = stage('public-events', ['quant'], ['public'], 40);
+    const projections = [stage('projection.quant', ['quant'], [], 45), stage('projection.public', ['public'], [], 15)];
+    const remaining = estimatedRemaining([engine, publicEvents, ...projections], (t) => records[t]);
+    const lags = 75 + 10 + 5 + 5;
+    // public-events and projection.quant each await 150 more quant records; projection.public 80 more public ones.
+    expect(remaining).toBe(lags + 150 + 150 + 80);
+
+    // Before the engine covered anything, nothing says how much it will write: its topic counts as it is (50),
+    // and public events, having covered 40 of those 50, are to write 20 x 50 / 40 = 25, 5 more.
+    const idle = estimatedRemaining([{ ...engine, done: 0, lagRecords: 100 }, publicEvents, ...projections], (t) => records[t]);
+    expect(idle).toBe(100 + 10 + 5 + 5 + 5);
+  });
+
   it('prints the catch-up while it runs and one line when it is done', () => {
     const out = sink();
     const show = catchUpProgress(out.stream);
@@ -78,6 +103,7 @@ describe('catch-up monitor', () => {
       caughtUp: lag <= CAUGHT_UP_LAG,
       lagRecords: lag,
       doneRecords: done,
+      remainingRecords: lag,
       stages: [
         { name: 'quant-engine', lagRecords: lag },
         { name: 'projection.tokens', lagRecords: 0 },
