@@ -134,7 +134,8 @@ export interface StageProgress extends Stage {
  * processor writes is expected to grow to its size now (`records`) times the processor's whole
  * input over the input it covered, its inputs expected likewise when a processor writes them.
  * Before a processor covered anything its topics count as they are. An estimate: the engine
- * writes several records per input, so its lag alone would promise the end far too early.
+ * writes several records per input, so its lag alone would promise the end far too early; and
+ * what a processor covered is its last checkpoint, behind what it wrote, so it runs high near the end.
  */
 export function estimatedRemaining(stages: readonly StageProgress[], records: (topic: string) => number): number {
   const writer = new Map(stages.flatMap((s) => s.outputs.map((topic) => [topic, s] as const)));
