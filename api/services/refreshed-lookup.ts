@@ -1,3 +1,5 @@
+import { ReadBatcher } from './read-batcher.ts';
+
 /** Keys per read when the held values are read again. */
 const READ_CHUNK = 1_000;
 
@@ -17,23 +19,25 @@ export interface RefreshedLookupOptions<V> {
  * `ttlMs` after the store has it, and the store sees one read per thousand held values per
  * `ttlMs`, however many requests and keys there are (an expiry per value costs a read per
  * request once the values outnumber what requests keep warm). Keys not found are not held,
- * so a new value shows as soon as it is stored. Concurrent callers share one refresh.
+ * so a new value shows as soon as it is stored. Concurrent callers share one refresh, and the
+ * misses of requests that come together share one read.
  */
 export class RefreshedLookup<V> {
   private readonly options: RefreshedLookupOptions<V>;
   private readonly held = new Map<string, V>();
   private checkedAt = -Infinity;
   private refreshing: Promise<void> | undefined;
-  /** Keys being read because they were not held, with what the read finds of each. */
-  private readonly reading = new Map<string, Promise<V | undefined>>();
+  /** Reads of the keys not held. */
+  private readonly misses: ReadBatcher<V>;
 
   constructor(options: RefreshedLookupOptions<V>) {
     this.options = options;
+    this.misses = new ReadBatcher((keys) => this.readAndHold(keys), READ_CHUNK);
   }
 
   /**
-   * The values of `keys` that exist, by key; one read for those neither held nor being read
-   * (requests arriving together for a key not held yet share its read).
+   * The values of `keys` that exist, by key. Keys not held are read in batches: the misses
+   * of requests that come together share one read.
    */
   async get(keys: readonly string[]): Promise<Map<string, V>> {
     const age = this.options.now() - this.checkedAt;
@@ -43,29 +47,10 @@ export class RefreshedLookup<V> {
     else if (age >= this.options.ttlMs / 2) this.refresh().catch(() => undefined);
     const found = new Map<string, V>();
     const waiting: [string, Promise<V | undefined>][] = [];
-    const missing: string[] = [];
     for (const key of new Set(keys)) {
       const value = this.held.get(key);
       if (value !== undefined) found.set(key, value);
-      else if (this.reading.has(key)) waiting.push([key, this.reading.get(key)!]);
-      else missing.push(key);
-    }
-    if (missing.length > 0) {
-      const read = this.read(missing)
-        .then((values) => {
-          for (const [key, value] of values) {
-            // Map order is insertion order: dropping the first entry drops the oldest.
-            if (this.held.size >= this.options.max) this.held.delete(this.held.keys().next().value as string);
-            this.held.set(key, value);
-          }
-          return values;
-        })
-        .finally(() => missing.forEach((key) => this.reading.delete(key)));
-      for (const key of missing) {
-        const value = read.then((values) => values.get(key));
-        this.reading.set(key, value);
-        waiting.push([key, value]);
-      }
+      else waiting.push([key, this.misses.get(key)]);
     }
     const values = await Promise.all(waiting.map(([, value]) => value));
     waiting.forEach(([key], i) => {
@@ -90,6 +75,16 @@ export class RefreshedLookup<V> {
       this.refreshing = undefined;
     });
     return this.refreshing;
+  }
+
+  private async readAndHold(keys: readonly string[]): Promise<Map<string, V>> {
+    const values = await this.read(keys);
+    for (const [key, value] of values) {
+      // Map order is insertion order: dropping the first entry drops the oldest.
+      if (this.held.size >= this.options.max) this.held.delete(this.held.keys().next().value as string);
+      this.held.set(key, value);
+    }
+    return values;
   }
 
   private async read(keys: readonly string[]): Promise<Map<string, V>> {

@@ -5,10 +5,13 @@ import { latestSnapshot, latestSnapshotsOf } from '../../projections/read-models
 import type { TokenRow } from '../../projections/tables.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { parseTokenRef } from '../../schemas/token-ref.ts';
+import { ReadBatcher } from './read-batcher.ts';
 
 /** How long a token found with its latest snapshot is served from memory before it is refreshed. */
 export const SNAPSHOT_CACHE_TTL_MS = 1_000;
 const SNAPSHOT_CACHE_MAX = 10_000;
+/** Token ids per batched load. */
+const LOAD_BATCH_MAX = 1_000;
 
 export type TokenLookup = { token: TokenRow; snapshot: QuantSnapshot | null } | null;
 
@@ -39,7 +42,8 @@ export interface TokenSnapshotsOptions {
  * read with two queries in all, so a client cycling through many tokens costs the store two
  * queries a pass rather than two per token, which a store busy with a catch-up (tens of ms a
  * query) could not keep up with. Other references (a symbol names the most active token, which
- * changes) are resolved again one by one.
+ * changes) are resolved again one by one. Loads by token id are batched the same way (see
+ * ReadBatcher), so many tokens asked for at once while the cache is cold cost two queries a batch.
  */
 export class TokenSnapshots {
   private readonly store: ReadStore;
@@ -51,6 +55,8 @@ export class TokenSnapshots {
   /** References due for a background refresh, read by the next pass. */
   private readonly due = new Set<string>();
   private pass: Promise<void> | null = null;
+  /** Loads by token id, batched: a client asking for many tokens at once costs two queries a batch. */
+  private readonly byId = new ReadBatcher((ids) => this.pairsOf(ids), LOAD_BATCH_MAX);
 
   constructor({ store, now, ttlMs = SNAPSHOT_CACHE_TTL_MS }: TokenSnapshotsOptions) {
     this.store = store;
@@ -92,28 +98,37 @@ export class TokenSnapshots {
     for (const ref of refs) {
       const entry = this.cache.get(ref);
       if (!entry) continue;
-      const parsed = parseTokenRef(ref);
-      if (parsed.ok && parsed.ref.kind === 'id') entries.set(ref, entry);
+      if (tokenIdOf(ref) !== null) entries.set(ref, entry);
       else void this.load(ref).catch(() => this.cache.delete(ref));
     }
     if (entries.size === 0) return;
     const loadedAt = this.now();
-    const ids = [...entries.values()].map((entry) => entry.token.token_id);
     try {
-      const [tokens, snapshots] = await Promise.all([tokenRowsByIds(this.store, ids), latestSnapshotsOf(this.store, ids)]);
+      const pairs = await this.pairsOf([...entries.values()].map((entry) => entry.token.token_id));
       for (const [ref, entry] of entries) {
         // A load that replaced the pair meanwhile read it at least as late.
         if (this.cache.get(ref) !== entry) continue;
-        const token = tokens.get(entry.token.token_id);
-        const snapshot = snapshots.get(entry.token.token_id);
+        const pair = pairs.get(entry.token.token_id);
         // Set anew, the pair goes to the end of the insertion order, as a load puts it. Gone from
         // the store, it is dropped: the next request loads it and answers as the store now says.
         this.cache.delete(ref);
-        if (token && snapshot) this.cache.set(ref, { token, snapshot, loadedAt, refreshing: false });
+        if (pair?.snapshot) this.cache.set(ref, { token: pair.token, snapshot: pair.snapshot, loadedAt, refreshing: false });
       }
     } catch {
       for (const [ref, entry] of entries) if (this.cache.get(ref) === entry) this.cache.delete(ref);
     }
+  }
+
+  /** The tokens of `ids` that exist, each with its latest snapshot: two queries for them all. */
+  private async pairsOf(ids: readonly string[]): Promise<Map<string, NonNullable<TokenLookup>>> {
+    const [tokens, snapshots] = await Promise.all([tokenRowsByIds(this.store, ids), latestSnapshotsOf(this.store, ids)]);
+    return new Map([...tokens].map(([id, token]) => [id, { token, snapshot: snapshots.get(id) ?? null }]));
+  }
+
+  /** A reference other than a token id, resolved by the store, with the token's latest snapshot. */
+  private async resolve(ref: string): Promise<TokenLookup> {
+    const token = await resolveTokenRef(this.store, ref);
+    return token === null ? null : { token, snapshot: await latestSnapshot(this.store, token.token_id) };
   }
 
   private load(ref: string): Promise<TokenLookup> {
@@ -127,13 +142,20 @@ export class TokenSnapshots {
 
   private async read(ref: string): Promise<TokenLookup> {
     const loadedAt = this.now();
-    const token = await resolveTokenRef(this.store, ref);
-    const snapshot = token === null ? null : await latestSnapshot(this.store, token.token_id);
+    const id = tokenIdOf(ref);
+    const found = id === null ? await this.resolve(ref) : ((await this.byId.get(id)) ?? null);
     this.cache.delete(ref);
-    if (token === null || snapshot === null) return token === null ? null : { token, snapshot };
+    if (found?.snapshot == null) return found;
+    const { token, snapshot } = found;
     // Map order is insertion order: dropping the first entry drops the oldest.
     if (this.cache.size >= SNAPSHOT_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(ref, { token, snapshot, loadedAt, refreshing: false });
     return { token, snapshot };
   }
+}
+
+/** The token id `ref` is, when it is one; other references are resolved by the store. */
+function tokenIdOf(ref: string): string | null {
+  const parsed = parseTokenRef(ref);
+  return parsed.ok && parsed.ref.kind === 'id' ? parsed.ref.id : null;
 }

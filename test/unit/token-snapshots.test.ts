@@ -103,6 +103,15 @@ describe('TokenSnapshots', () => {
     expect(queries - loaded).toBe(4);
   });
 
+  it('loads the token ids asked for together in one batch of two queries', async () => {
+    const ids = ['tk_a', 'tk_b', 'tk_c', 'tk_d', 'tk_e'];
+    await store.upsert('tokens', ids.map((id, i) => ({ ...token, token_id: id, symbol: `SYM${i}` })));
+    await store.upsert('latest_snapshots', ids.slice(1).map((id) => latestSnapshotRow(blankSnapshot(id, T0))));
+    const answers = await Promise.all([...ids, 'tk_zz'].map((id) => snapshots.find(id)));
+    expect(answers.map((found) => found && [found.token.token_id, found.snapshot?.ts ?? null])).toEqual([['tk_a', null], ...ids.slice(1).map((id) => [id, T0]), null]);
+    expect(queries).toBe(2);
+  });
+
   it('drops a pair whose refresh fails, so the next request meets the error', async () => {
     await store.upsert('tokens', [token]);
     await store.upsert('latest_snapshots', [latestSnapshotRow(snapshot(T0))]);
