@@ -12,8 +12,9 @@ import { onWorkerThread } from './worker-thread.ts';
  * so each later role drains what an earlier one produced last; they start in reverse, so
  * the consumers are up before the producers. The feeds (a first start's seeding), the
  * processors (a catch-up) and the projections run on worker threads of their own, so their
- * CPU work never holds the API's event loop when they run in one process; the projections'
- * thread holds an embedded store and answers the other roles' reads of it. Each processor
+ * CPU work never holds the API's event loop when they run in one process; an embedded store
+ * has a thread of its own beside the projections', which answers the other roles' reads
+ * while the projections, like the feeds and processors, work at a lower priority. Each processor
  * has a thread of its own: the public events, derived from the engine's outputs, are worked
  * out on another core while the engine goes on.
  */
@@ -27,7 +28,7 @@ export const ROLES: readonly Role[] = [
     PROCESSORS.map((p) => onWorkerThread(p.name, new URL('./processors.ts', import.meta.url), 'processorRoles', { key: p.name, background: true })),
   ),
   webhooksRole,
-  onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
+  onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true, background: true }),
 ];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);

@@ -4,7 +4,8 @@ import type { LogicalType } from '../table.ts';
 export type StoreRequest =
   | { id: number; op: 'query'; text: string; types: Record<string, LogicalType> }
   | { id: number; op: 'ping' }
-  | { id: number; op: 'appliedMigrations' };
+  | { id: number; op: 'appliedMigrations' }
+  | { id: number; op: 'upsert'; table: string; rows: readonly object[] };
 
 /** A failure as it crosses threads (an Error does not keep its class and fields in a message). */
 export interface StoreFailure {
