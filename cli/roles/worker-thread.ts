@@ -23,7 +23,8 @@ export interface RoleThreadData {
 
 interface ThreadOptions {
   holdsStore?: boolean;
-  background?: boolean;
+  /** The thread's nice value from the config; 0 (the process's priority) when not given. */
+  nice?: (config: Config) => number;
   key?: string;
 }
 
@@ -35,9 +36,9 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  * loop that answers HTTP requests in the same process. The role is named by its module and
  * export because a thread imports its code afresh.
  *
- * `background`: the role works through backlogs (a first start's seeding, a catch-up) that
- * may take every core; its thread runs at TQA_BACKGROUND_NICE, so when the cores are short
- * the kernel serves the API's thread (and the store's reads) first.
+ * `nice`: the role works through backlogs (a first start's seeding, a catch-up) that may
+ * take every core; its thread runs at a lower priority, so when the cores are short the
+ * kernel serves the API's thread (and the store's reads) first.
  *
  * `holdsStore`: the role writes the store. Embedded DuckDB allows one instance per file, so
  * a store thread of its own opens it, at the process's priority: the role writes through it,
@@ -47,12 +48,11 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  *
  * `key`: the export is a record of roles, and the thread runs the one under this key.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, key }: ThreadOptions = {}): Role {
+export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, nice: niceOf, key }: ThreadOptions = {}): Role {
   return {
     name,
     async start({ config, logger, shareStore }) {
-      const nice = background ? config.TQA_BACKGROUND_NICE : 0;
-      const roleData = { module: module.href, exportName, key, config, nice };
+      const roleData = { module: module.href, exportName, key, config, nice: niceOf?.(config) ?? 0 };
       if (!holdsStore || config.TQA_STORE !== 'duckdb') return startThread(name, roleData, logger);
 
       const forRole = new MessageChannel();
