@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { createApi, type Api } from '../api/app.ts';
 import { issueApiKey } from '../api/keys.ts';
 import { SCOPE_NAMES } from '../api/scopes.ts';
-import { ROLES } from '../cli/roles/index.ts';
+import { onWorkerThread } from '../cli/roles/worker-thread.ts';
 import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
@@ -87,10 +87,10 @@ export async function benchApi(): Promise<void> {
           await store.close();
         }
       } else if (name === 'duckdb-thread') {
-        // As `tqa start` serves it: the store's own thread holds it, the API reads through a port.
+        // As `tqa start` serves it: the projections' thread holds the store, the API reads through a port.
         const projected = await openStore(config, logger);
         await projectToEnd(config, log, codec, projected).finally(() => projected.close());
-        const projections = ROLES.find((role) => role.name === 'projections')!;
+        const projections = onWorkerThread('projections', new URL('../cli/roles/projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true });
         let shared: AnalyticalStore<ProjectionTables> | undefined;
         const notOpened = () => Promise.reject(new Error('the projections thread shares the store'));
         const running = await projections.start({ config, logger, services, store: notOpened, shareStore: (s) => (shared = s), stdout: process.stdout });

@@ -25,8 +25,6 @@ const ConfigSchema = z.object({
   TQA_CHECKPOINT_SAVE_SHARE: z.coerce.number().gt(0).max(1).default(0.05),
   /** Nice value of the threads that work through backlogs (feeds, processors) in `tqa start`: the API's thread gets the CPU first. */
   TQA_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
-  /** Nice value of the projections' thread: behind the API and the store's thread, ahead of the processors whose outputs it stores. */
-  TQA_PROJECTIONS_NICE: z.coerce.number().int().min(0).max(19).default(5),
   KAFKA_BROKERS: z.string().default('localhost:9092'),
   KAFKA_CLIENT_ID: z.string().default('tqa'),
   /** Idempotent producer: on for real Kafka; off against brokers without InitProducerId (the test mock). */

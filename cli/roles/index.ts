@@ -1,4 +1,3 @@
-import type { Config } from '../../infra/config.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { apiRole } from './api.ts';
 import { researchRole } from './research.ts';
@@ -8,31 +7,27 @@ import { together } from './together.ts';
 import { webhooksRole } from './webhooks.ts';
 import { onWorkerThread } from './worker-thread.ts';
 
-/** The priority of the roles that work through backlogs (a first start's seeding, a catch-up). */
-const backlog = (config: Config) => config.TQA_BACKGROUND_NICE;
-
 /**
  * Every role, in the order they stop: the inputs first (the feed, then the API's requests),
  * so each later role drains what an earlier one produced last; they start in reverse, so
  * the consumers are up before the producers. The feeds (a first start's seeding), the
  * processors (a catch-up) and the projections run on worker threads of their own, so their
- * CPU work never holds the API's event loop when they run in one process; an embedded store
- * has a thread of its own beside the projections', which answers the other roles' reads.
- * Priorities, highest first: the API and the store's thread; the projections, the longest
- * work of a first start; the feeds and the processors. Each processor has a thread of its own: the public events, derived from the engine's outputs, are worked
+ * CPU work never holds the API's event loop when they run in one process; the projections'
+ * thread holds an embedded store and answers the other roles' reads of it. Each processor
+ * has a thread of its own: the public events, derived from the engine's outputs, are worked
  * out on another core while the engine goes on.
  */
 export const ROLES: readonly Role[] = [
-  onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { nice: backlog }),
+  onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { background: true }),
   apiRole,
   streamRole,
   researchRole,
   together(
     'processors',
-    PROCESSORS.map((p) => onWorkerThread(p.name, new URL('./processors.ts', import.meta.url), 'processorRoles', { key: p.name, nice: backlog })),
+    PROCESSORS.map((p) => onWorkerThread(p.name, new URL('./processors.ts', import.meta.url), 'processorRoles', { key: p.name, background: true })),
   ),
   webhooksRole,
-  onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true, nice: (config) => config.TQA_PROJECTIONS_NICE }),
+  onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
 ];
 
 export const ROLE_NAMES = ROLES.map((r) => r.name);

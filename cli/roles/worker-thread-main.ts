@@ -4,17 +4,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { createLogger } from '../../infra/logging.ts';
 import type { DuckDbStore } from '../../infra/store/duckdb-store.ts';
-import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
 import { serveStore } from '../../infra/store/remote/store-host.ts';
 import { openStore } from '../../projections/open-store.ts';
-import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
+import type { ProjectionTables } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
 // The thread's side of onWorkerThread: starts the role with a log connection (and, when it
 // needs one, a store) of its own, stops it when told, then lets the thread end.
-const { module, exportName, key, config, serveStoreOn = [], storeThrough, nice } = workerData as RoleThreadData;
+const { module, exportName, key, config, storePort, nice } = workerData as RoleThreadData;
 // Before anything starts threads of its own (they inherit it). Linux applies a nice value
 // set by a thread to that thread alone.
 if (nice > 0) setPriority(nice);
@@ -22,16 +20,16 @@ const exported = (await import(module))[exportName];
 const role: Role = key === undefined ? exported : exported[key];
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
-let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
-const openOnce = () => (store ??= storeThrough ? Promise.resolve(new RemoteStore(storeThrough, PROJECTION_TABLES)) : openStore(config, logger));
-// Served before the role starts: the roles that use it start once this one has.
-for (const { port, writable } of serveStoreOn) serveStore((await openOnce()) as DuckDbStore<ProjectionTables>, port, { writable });
+let store: ReturnType<typeof openStore> | undefined;
+const openOnce = () => (store ??= openStore(config, logger));
+// Served before the role starts: the main thread's roles start once this one has.
+if (storePort) serveStore((await openOnce()) as DuckDbStore<ProjectionTables>, storePort);
 const running = await role.start({ config, logger, services, store: openOnce, stdout: process.stdout });
 const port = parentPort!;
 port.postMessage({ type: 'started' } satisfies RoleThreadMessage);
 await once(port, 'message');
 await running.stop();
 await (await store)?.close();
-for (const served of serveStoreOn) served.port.close();
+storePort?.close();
 await services.close();
 port.close();

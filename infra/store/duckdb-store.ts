@@ -119,16 +119,8 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   }
 
   async upsert<N extends keyof T & string>(table: N, rows: readonly RowOf<T[N]>[]): Promise<void> {
-    validateRows(tableOf(this.tables, table), rows);
-    return this.upsertValidated(table, rows);
-  }
-
-  /**
-   * upsert() of rows validated already, by a RemoteStore on the thread that made them:
-   * validating a json column there costs nothing for a text jsonText made, and here a parse.
-   */
-  async upsertValidated(table: string, rows: readonly object[]): Promise<void> {
     const def = tableOf(this.tables, table);
+    validateRows(def, rows);
     this.assertOpen();
     if (rows.length === 0) return;
     const batch = newestPerKey(def, rows as readonly Record<string, unknown>[]);

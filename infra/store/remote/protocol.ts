@@ -4,8 +4,7 @@ import type { LogicalType } from '../table.ts';
 export type StoreRequest =
   | { id: number; op: 'query'; text: string; types: Record<string, LogicalType> }
   | { id: number; op: 'ping' }
-  | { id: number; op: 'appliedMigrations' }
-  | { id: number; op: 'upsert'; table: string; rows: readonly object[] };
+  | { id: number; op: 'appliedMigrations' };
 
 /** A failure as it crosses threads (an Error does not keep its class and fields in a message). */
 export interface StoreFailure {

@@ -2,7 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { StoreError, type StoreErrorCode } from '../errors.ts';
 import { resultTypesOf, type AnalyticalStore, type AppliedMigration, type MigrationResult, type QueryOptions, type Row } from '../port.ts';
 import type { Sql } from '../sql-literal.ts';
-import { tableOf, validateRows, type RowOf, type TableRegistry } from '../table.ts';
+import type { TableRegistry } from '../table.ts';
 import type { StoreFailure, StoreReply, StoreRequest } from './protocol.ts';
 
 type Pending = { resolve(value: unknown): void; reject(err: Error): void };
@@ -10,10 +10,9 @@ type Pending = { resolve(value: unknown): void; reject(err: Error): void };
 type RequestBody = StoreRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
 /**
- * The store of another thread of this process (served there by serveStore): statements are
- * rendered here and run there; rows are validated here, where their json texts were made,
- * and written there. The other thread migrated the store. Whether this side may write is the
- * serving side's to say (serveStore's `writable`).
+ * The store of another thread of this process (served there by serveStore), for the roles
+ * that only read: statements are rendered here and run there. The other thread migrated
+ * the store and writes it; this side cannot write.
  */
 export class RemoteStore<T extends TableRegistry> implements AnalyticalStore<T> {
   private nextId = 0;
@@ -43,10 +42,8 @@ export class RemoteStore<T extends TableRegistry> implements AnalyticalStore<T> 
     return this.request({ op: 'appliedMigrations' }) as Promise<AppliedMigration[]>;
   }
 
-  async upsert<N extends keyof T & string>(table: N, rows: readonly RowOf<T[N]>[]): Promise<void> {
-    validateRows(tableOf(this.tables, table), rows);
-    if (rows.length === 0) return;
-    await this.request({ op: 'upsert', table, rows });
+  upsert(): Promise<void> {
+    return Promise.reject(new StoreError('STORE_QUERY_FAILED', 'a remote store is read-only: the thread that holds the store writes it'));
   }
 
   async query<R extends Row = Row>(statement: Sql, options?: QueryOptions): Promise<R[]> {
