@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
+import type { GroupMember } from '../../infra/log/port.ts';
 import type { CliCommand } from '../command.ts';
 
 interface TopicReport {
@@ -8,7 +9,14 @@ interface TopicReport {
   cleanupPolicy: string;
   partitions: { partition: number; start: number; end: number }[];
   records: number;
-  groups: { group: string; lag: number; partitions: { partition: number; committed: number | null; lag: number }[] }[];
+  groups: {
+    group: string;
+    lag: number;
+    /** Every partition's lag and the member that holds it: null when none does, or when `members` is null. */
+    partitions: { partition: number; committed: number | null; lag: number; owner: string | null }[];
+    /** The group's running members; null when the log cannot tell (a broker without DescribeGroups). */
+    members: GroupMember[] | null;
+  }[];
 }
 
 export const topicsCommand: CliCommand = {
@@ -20,6 +28,7 @@ export const topicsCommand: CliCommand = {
     const { log, close } = await openLogServices(config, logger);
     try {
       const groups = await log.listGroups();
+      const membersOf = new Map(await Promise.all(groups.map(async (group) => [group, await log.groupMembers(group)] as const)));
       const reports: TopicReport[] = [];
       for (const spec of CATALOGUE) {
         const [starts, ends] = await Promise.all([log.startOffsets(spec.name), log.endOffsets(spec.name)]);
@@ -40,11 +49,13 @@ export const topicsCommand: CliCommand = {
         for (const group of groups) {
           const committed = await log.committedOffsets(group, spec.name);
           if (committed.length === 0) continue;
+          const members = membersOf.get(group) ?? null;
           const perPartition = partitions.map((p) => {
             const at = committed.find((c) => c.partition === p.partition)?.offset ?? null;
-            return { partition: p.partition, committed: at, lag: p.end - (at ?? p.start) };
+            const owner = members?.find((m) => m.partitions.some((held) => held.topic === spec.name && held.partition === p.partition));
+            return { partition: p.partition, committed: at, lag: p.end - (at ?? p.start), owner: owner?.member ?? null };
           });
-          report.groups.push({ group, lag: perPartition.reduce((s, p) => s + p.lag, 0), partitions: perPartition });
+          report.groups.push({ group, lag: perPartition.reduce((s, p) => s + p.lag, 0), partitions: perPartition, members });
         }
         reports.push(report);
       }
@@ -59,7 +70,10 @@ export const topicsCommand: CliCommand = {
       for (const r of reports) {
         const offsets = r.partitions.map((p) => `${p.partition}:${p.start}-${p.end}`).join(' ');
         stdout.write(`${r.topic.padEnd(22)} ${r.cleanupPolicy.padEnd(8)} partitions=${r.partitions.length} records=${r.records} [${offsets}]\n`);
-        for (const g of r.groups) stdout.write(`  group ${g.group}: lag ${g.lag}\n`);
+        for (const g of r.groups) {
+          const lags = g.partitions.map((p) => `${p.partition}:${p.lag}`).join(' ');
+          stdout.write(`  group ${g.group}: lag ${g.lag} [${lags}], ${holders(g.partitions, g.members)}\n`);
+        }
       }
       return 0;
     } finally {
@@ -67,3 +81,14 @@ export const topicsCommand: CliCommand = {
     }
   },
 };
+
+/** Which member holds which partitions of the topic, in words. */
+function holders(partitions: { partition: number; owner: string | null }[], members: GroupMember[] | null): string {
+  if (members === null) return 'members unknown (the broker cannot describe groups)';
+  const byOwner = new Map<string, number[]>();
+  for (const { partition, owner } of partitions) if (owner !== null) byOwner.set(owner, [...(byOwner.get(owner) ?? []), partition]);
+  if (byOwner.size === 0) return members.length === 0 ? 'no member running' : `none held by the ${members.length} member(s) running`;
+  const unheld = partitions.length - [...byOwner.values()].reduce((n, held) => n + held.length, 0);
+  const held = [...byOwner].map(([owner, ids]) => `${ids.join(',')} held by ${owner}`).join('; ');
+  return unheld > 0 ? `${held}; ${unheld} unheld` : held;
+}

@@ -110,7 +110,8 @@ export class ProcessLock {
     }
   }
 
-  private isHeld(): Promise<boolean> {
+  /** Whether some process holds the lock now (its socket accepts a connection). */
+  isHeld(): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const socket = net.connect({ path: this.socketName });
       socket.once('connect', () => {

@@ -103,6 +103,18 @@ export interface LogConsumer {
   stop(): Promise<void>;
 }
 
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+/** A running member of a consumer group and the partitions assigned to it. */
+export interface GroupMember {
+  /** Who it is: host, process and thread on the file log; member id and client host on Kafka. */
+  member: string;
+  partitions: TopicPartition[];
+}
+
 export interface EventLog {
   readonly kind: 'embedded' | 'kafka';
   /** Creates missing topics; existing ones are left as they are. */
@@ -123,6 +135,8 @@ export interface EventLog {
   /** Committed offsets of a group on a topic; partitions never committed are left out. */
   committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]>;
   listGroups(): Promise<string[]>;
+  /** The group's running members and what each holds: [] when none runs, null when the log cannot tell. */
+  groupMembers(groupId: string): Promise<GroupMember[] | null>;
   listTopics(): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -9,6 +9,8 @@ export interface LogUnderTest {
   /** A second, independent connection to the same log (another process would see the same). */
   reopen(): Promise<EventLog>;
   cleanup(): Promise<void>;
+  /** Whether the log can say who holds a group (the Kafka mock broker has no DescribeGroups). */
+  describesGroups: boolean;
 }
 
 const PARTITIONS = 4;
@@ -120,7 +122,16 @@ export function describeLogContract(name: string, open: () => Promise<LogUnderTe
         expect(offsets).toEqual(offsets.map((_, i) => i));
       }
       expect(new Set(first.seen.map((r) => r.value?.toString())).size).toBe(200);
+      const members = await log.groupMembers(groupId);
+      if (subject.describesGroups) {
+        expect(members).toHaveLength(1);
+        const held = members![0].partitions.filter((p) => p.topic === spec.name).map((p) => p.partition);
+        expect(held.sort()).toEqual([0, 1, 2, 3]);
+      } else {
+        expect(members).toBeNull();
+      }
       await consumer.stop();
+      expect(await log.groupMembers(groupId)).toEqual(subject.describesGroups ? [] : null);
 
       const committed = await log.committedOffsets(groupId, spec.name);
       const ends = await log.endOffsets(spec.name);

@@ -13,6 +13,7 @@ describeLogContract('file log', async () => {
   const others: FileEventLog[] = [];
   return {
     log,
+    describesGroups: true,
     reopen: async () => {
       const other = await open();
       others.push(other);

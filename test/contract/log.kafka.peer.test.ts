@@ -15,6 +15,7 @@ describeLogContract('kafka (mock broker)', async () => {
   const others: KafkaEventLog[] = [];
   return {
     log,
+    describesGroups: false,
     reopen: async () => {
       const other = open(`contract-${others.length + 1}`);
       others.push(other);

@@ -66,6 +66,10 @@ async function stop(service: Service, signal: NodeJS.Signals = 'SIGTERM'): Promi
   return code;
 }
 
+interface TopicsReport {
+  topics: { topic: string; groups: { group: string; members: { member: string }[] | null; partitions: { owner: string | null }[] }[] }[];
+}
+
 const logged = (service: Service, msg: string) => service.stderr().includes(`"msg":"${msg}"`);
 
 async function getJson(path: string, key?: string): Promise<{ status: number; body: any } | null> {
@@ -166,6 +170,21 @@ describe('tqa start on an empty data dir', () => {
       // The API holds a key it found for up to 1 s (README, API): the revoke shows once that passed.
       await waitFor(async () => (await keyStatus(made.key)) === 401, 'the revoked key to be refused', 2_000);
       expect(await engineLag(), 'the commands did not wait for the catch-up').toBeGreaterThan(0);
+
+      // Who holds the engine's group: its thread in the service, every partition; after a kill -9, nobody.
+      const engineGroup = async () => {
+        const report = JSON.parse(await tqa('topics', '--json')) as TopicsReport;
+        return report.topics.find((t) => t.topic === 'ingest.posts')!.groups.find((g) => g.group === 'quant-engine')!;
+      };
+      const held = await engineGroup();
+      expect(held.members).toHaveLength(1);
+      expect(held.members![0].member).toMatch(new RegExp(` pid ${service.child.pid} thread \\d+$`));
+      expect(held.partitions.map((p) => p.owner)).toEqual([0, 1, 2, 3].map(() => held.members![0].member));
+      expect(await tqa('topics')).toMatch(new RegExp(`group quant-engine: lag \\d+ \\[0:\\d+ 1:\\d+ 2:\\d+ 3:\\d+\\], 0,1,2,3 held by .* pid ${service.child.pid} thread`));
+      await stop(service, 'SIGKILL');
+      const orphaned = await engineGroup();
+      expect(orphaned.members).toEqual([]);
+      expect(orphaned.partitions.map((p) => p.owner)).toEqual([null, null, null, null]);
     } finally {
       await stop(service, 'SIGKILL');
       await rm(weekDir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
 import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
 import type { FileEventLog } from './file-log.ts';
+import { forgetMember, recordMember } from './group-member.ts';
 import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';
 import { PartitionReader } from './segments.ts';
 import { toLogRecord } from './record-format.ts';
@@ -78,6 +79,7 @@ export class FileLogConsumer implements LogConsumer {
     try {
       this.offsets = await readGroupOffsets(groupFile);
       await this.assign();
+      await recordMember(groupFile, this.assignment());
       const ctx: BatchContext = { isStopping: () => this.stopping };
       const maxRecords = this.options.maxBatchRecords ?? DEFAULT_MAX_BATCH;
       let failures = 0;
@@ -114,6 +116,7 @@ export class FileLogConsumer implements LogConsumer {
       const readers = this.assigned;
       this.assigned = [];
       await Promise.all(readers.map((a) => a.reader.close()));
+      await forgetMember(groupFile);
       await release();
     }
   }

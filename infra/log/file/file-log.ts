@@ -10,6 +10,7 @@ import type {
   AppendResult,
   ConsumerOptions,
   EventLog,
+  GroupMember,
   LogConsumer,
   LogRecord,
   OutgoingRecord,
@@ -17,6 +18,7 @@ import type {
   TopicSpec,
 } from '../port.ts';
 import { cleanPartition } from './cleaner.ts';
+import { readMember } from './group-member.ts';
 import { readGroupOffsets } from './group-offsets.ts';
 import { FileLogConsumer } from './file-consumer.ts';
 import { toLogRecord, type EncodableRecord } from './record-format.ts';
@@ -161,6 +163,10 @@ export class FileEventLog implements EventLog {
   async listGroups(): Promise<string[]> {
     const names = await readdir(join(this.root, '_groups'));
     return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -5)));
+  }
+
+  groupMembers(groupId: string): Promise<GroupMember[]> {
+    return readMember(this.groupFile(groupId));
   }
 
   async listTopics(): Promise<string[]> {

@@ -1,9 +1,10 @@
-import { Kafka, type Admin, type Message, type Producer } from 'kafkajs';
+import { AssignerProtocol, Kafka, type Admin, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../../logging.ts';
 import type {
   AppendResult,
   ConsumerOptions,
   EventLog,
+  GroupMember,
   LogConsumer,
   LogRecord,
   OutgoingRecord,
@@ -145,13 +146,30 @@ export class KafkaEventLog implements EventLog {
     try {
       return (await admin.listGroups()).groups.map((g) => g.groupId).sort();
     } catch (err) {
-      if ((err as Error).name !== 'KafkaJSServerDoesNotSupportApiKey') throw err;
+      if (!isUnsupportedApi(err)) throw err;
       this.options.logger.warn(
         { err },
         'the broker cannot list consumer groups (no ListGroups API); answering with the groups this process consumed in',
       );
       return [...this.usedGroups].sort();
     }
+  }
+
+  async groupMembers(groupId: string): Promise<GroupMember[] | null> {
+    const admin = await this.admin();
+    let described;
+    try {
+      [described] = (await admin.describeGroups([groupId])).groups;
+    } catch (err) {
+      if (isUnsupportedApi(err)) return null;
+      throw err;
+    }
+    return (described?.members ?? []).map(({ memberId, clientHost, memberAssignment }) => {
+      // A member that joined but has no assignment yet (or a standby of the exclusive assigner) holds nothing.
+      const assigned = memberAssignment.length > 0 ? AssignerProtocol.MemberAssignment.decode(memberAssignment)?.assignment : undefined;
+      const partitions = Object.entries(assigned ?? {}).flatMap(([topic, ids]) => ids.map((partition) => ({ topic, partition })));
+      return { member: `${memberId} (${clientHost.replace(/^\//, '')})`, partitions };
+    });
   }
 
   async listTopics(): Promise<string[]> {
@@ -217,4 +235,12 @@ export class KafkaEventLog implements EventLog {
     await client.connect();
     return client;
   }
+}
+
+/** Whether the broker lacks the API asked for: kafkajs says so itself, or inside the error its retries end with. */
+function isUnsupportedApi(err: unknown): boolean {
+  for (let e = err as (Error & { cause?: unknown }) | undefined; e; e = e.cause as typeof e) {
+    if (e.name === 'KafkaJSServerDoesNotSupportApiKey') return true;
+  }
+  return false;
 }
