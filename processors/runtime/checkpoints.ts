@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { writeFileAtomic } from '../../infra/fs/atomic-write.ts';
+import { processAlive } from '../../infra/fs/process-alive.ts';
 
 /** What a task needs to resume exactly where it stopped: its state and the input positions it covers. */
 export interface Checkpoint<State> {
@@ -53,14 +54,5 @@ export class CheckpointStore {
 
   private path(processor: string, partition: number): string {
     return join(this.dir, encodeURIComponent(processor), `${partition}.ckpt`);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { readFile, rm } from 'node:fs/promises';
 import { threadId } from 'node:worker_threads';
 import { writeFileAtomic } from '../../fs/atomic-write.ts';
+import { processAlive } from '../../fs/process-alive.ts';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { GroupMember, TopicPartition } from '../port.ts';
 
@@ -19,7 +20,7 @@ function memberFile(groupFile: string): string {
 }
 
 /** This thread as a member: host, process and (off the main thread) thread. */
-export function thisMember(): string {
+function thisMember(): string {
   return `${hostname()} pid ${process.pid}${threadId === 0 ? '' : ` thread ${threadId}`}`;
 }
 
@@ -46,15 +47,6 @@ export async function readMember(groupFile: string): Promise<GroupMember[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  if (!isAlive(record.pid)) return [];
+  if (!processAlive(record.pid)) return [];
   return [{ member: record.member, partitions: record.partitions }];
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
