@@ -88,7 +88,7 @@ function holders(partitions: { partition: number; owner: string | null }[], memb
   const byOwner = new Map<string, number[]>();
   for (const { partition, owner } of partitions) if (owner !== null) byOwner.set(owner, [...(byOwner.get(owner) ?? []), partition]);
   if (byOwner.size === 0) return members.length === 0 ? 'no member running' : `none held by the ${members.length} member(s) running`;
-  const unheld = partitions.length - [...byOwner.values()].reduce((n, held) => n + held.length, 0);
+  const unheld = partitions.filter((p) => p.owner === null).length;
   const held = [...byOwner].map(([owner, ids]) => `${ids.join(',')} held by ${owner}`).join('; ');
   return unheld > 0 ? `${held}; ${unheld} unheld` : held;
 }

@@ -82,6 +82,11 @@ export interface BatchContext {
   isStopping(): boolean;
 }
 
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
 /**
  * One member of a consumer group. `run` hands batches of one partition at a time to the
  * handler, in offset order, and commits the offset after the last record of a batch only
@@ -92,7 +97,7 @@ export interface LogConsumer {
   /** Next records delivered for this partition start at `offset`. Valid once run() started. */
   seek(topic: string, partition: number, offset: number): void;
   /** Partitions currently assigned to this member. */
-  assignment(): { topic: string; partition: number }[];
+  assignment(): TopicPartition[];
   /**
    * Commits next offsets for partitions this member holds (others are skipped), for
    * `autoCommit: false`. Skipped once stopping; rejects when the group refuses it (Kafka,
@@ -101,11 +106,6 @@ export interface LogConsumer {
   commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void>;
   /** Resolves when the current batch is done, its offset committed and consumption stopped. */
   stop(): Promise<void>;
-}
-
-export interface TopicPartition {
-  topic: string;
-  partition: number;
 }
 
 /** A running member of a consumer group and the partitions assigned to it. */

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset, TopicPartition } from '../port.ts';
 import type { FileEventLog } from './file-log.ts';
 import { forgetMember, recordMember } from './group-member.ts';
 import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';
@@ -48,7 +48,7 @@ export class FileLogConsumer implements LogConsumer {
     entry.reader.seek(offset);
   }
 
-  assignment(): { topic: string; partition: number }[] {
+  assignment(): TopicPartition[] {
     return this.assigned.map(({ topic, partition }) => ({ topic, partition }));
   }
 

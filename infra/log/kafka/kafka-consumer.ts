@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset, TopicPartition } from '../port.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
 
@@ -31,7 +31,7 @@ export function consumerSettings(sessionTimeoutMs: number): ConsumerSettings {
  */
 export class KafkaLogConsumer implements LogConsumer {
   private consumer: Consumer | undefined;
-  private assigned: { topic: string; partition: number }[] = [];
+  private assigned: TopicPartition[] = [];
   private stopping = false;
   private running: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
@@ -59,7 +59,7 @@ export class KafkaLogConsumer implements LogConsumer {
     this.consumer.seek({ topic, partition, offset: String(offset) });
   }
 
-  assignment(): { topic: string; partition: number }[] {
+  assignment(): TopicPartition[] {
     return [...this.assigned];
   }
 
