@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Two tiers. `fast`: unit tests and everything on the embedded adapters (npm test).
  * `peers`: files named *.peer.test.ts, which start real peers (the Kafka mock broker from
- * kcat, a ClickHouse server) through test/helpers; npm run test:all runs both tiers.
+ * kcat, a ClickHouse server) through infra/peers; npm run test:all runs both tiers.
  */
 export default defineConfig({
   test: {

@@ -22,7 +22,7 @@ import type { ProjectionTables } from '../projections/tables.ts';
 import { latestSnapshots, RULE_FIELDS } from '../projections/tables/quant.ts';
 import { authorMetrics } from '../projections/tables/social.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
-import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
+import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { projectToEnd, runEngineToEnd } from '../test/helpers/pipeline.ts';
 import type { LoadSpec } from './api-load.ts';
 import { listen, LoadClient, summarise, type Stats } from './load-client.ts';

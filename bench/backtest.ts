@@ -15,7 +15,7 @@ import { runBacktest } from '../research/backtest/run.ts';
 import { normaliseBacktestSpec } from '../research/backtest/spec.ts';
 import { EVENT_STUDY_REFRESH_MS, refreshEventStudies, refreshTime } from '../research/event-studies/compute.ts';
 import { storeHistory } from '../research/history/store.ts';
-import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
+import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { report } from './results.ts';
 
 /**

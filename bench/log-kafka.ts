@@ -2,7 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
 import type { OutgoingRecord } from '../infra/log/port.ts';
-import { startMockBroker } from '../test/helpers/kafka-mock-broker.ts';
+import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 
 export interface KafkaBenchResult {
   appendPerSec: number;

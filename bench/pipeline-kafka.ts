@@ -10,8 +10,8 @@ import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE } from '../schemas/catalogue.ts';
 import { Codec } from '../schemas/codec.ts';
-import { startFakeSchemaRegistry } from '../test/helpers/fake-schema-registry.ts';
-import { startMockBroker } from '../test/helpers/kafka-mock-broker.ts';
+import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
+import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { consumeNoop } from './log-kafka.ts';
 import { report, shareOfBaseline } from './results.ts';
 
@@ -29,7 +29,7 @@ const DAYS = Number(process.env.BENCH_PIPELINE_KAFKA_DAYS ?? 0.5);
  */
 export async function benchPipelineKafka(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-pipeline-kafka-'));
-  const [broker, registry] = await Promise.all([startMockBroker(), startFakeSchemaRegistry()]);
+  const [broker, registry] = await Promise.all([startMockBroker(), startSchemaRegistryServer()]);
   const logger = pino({ level: 'warn' });
   // The mock creates topics itself, with partition counts of its own: the log warns of each.
   const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'bench', idempotent: false, logger: pino({ level: 'error' }), sessionTimeoutMs: 6_000 });

@@ -8,7 +8,7 @@ import { issueApiKey } from '../api/keys.ts';
 import { SCOPE_NAMES } from '../api/scopes.ts';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
-import { freePorts } from '../test/helpers/clickhouse-server.ts';
+import { freePorts } from '../infra/peers/clickhouse-server.ts';
 import { exists } from '../infra/fs/exists.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

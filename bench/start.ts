@@ -3,7 +3,7 @@ import type { LoadSpec } from './api-load.ts';
 import { LoadClient, summarise, type Stats } from './load-client.ts';
 import { atMost, below, notMeasured, report, shareOfBaseline } from './results.ts';
 import { processMemory, startService, type Service } from './service.ts';
-import { waitFor } from '../test/helpers/wait.ts';
+import { waitFor } from '../infra/wait.ts';
 
 const DAYS = process.env.BENCH_START_DAYS ?? '7';
 const KEYS = 1024;

@@ -17,7 +17,7 @@ import { PROJECTION_TABLES, snapshots, type ProjectionTables, type SnapshotRow }
 import { RULE_FIELDS, type LatestSnapshotRow, type SignalRow, type SnapshotHistoryRow } from '../projections/tables/quant.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import { seededRandom } from '../infra/feeds/sim/prng.ts';
-import { startClickHouseServer } from '../test/helpers/clickhouse-server.ts';
+import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { report } from './results.ts';
 
 const TOKENS = 1_000;

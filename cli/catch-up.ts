@@ -12,7 +12,7 @@ interface Stage {
   outputs: readonly string[];
 }
 
-const STAGES: readonly Stage[] = [
+export const STAGES: readonly Stage[] = [
   ...PROCESSORS.map((p) => ({ group: p.name, topics: p.inputs, outputs: p.outputs })),
   ...PROJECTIONS.map((p) => ({ group: liveGroupId(p), topics: p.topics, outputs: [] })),
 ];

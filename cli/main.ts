@@ -7,6 +7,7 @@ import { dumpCommand } from './commands/dump.ts';
 import { exportCommand } from './commands/export.ts';
 import { ingestCommand } from './commands/ingest.ts';
 import { keysCommand } from './commands/keys.ts';
+import { peersCommand } from './commands/peers.ts';
 import { replayCommand } from './commands/replay.ts';
 import { simCommand } from './commands/sim.ts';
 import { startCommand } from './commands/start.ts';
@@ -14,7 +15,7 @@ import { streamCommand } from './commands/stream.ts';
 import { teamsCommand } from './commands/teams.ts';
 import { topicsCommand } from './commands/topics.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand];
+const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand, peersCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

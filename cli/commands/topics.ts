@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import type { GroupMember } from '../../infra/log/port.ts';
+import { STAGES } from '../catch-up.ts';
 import type { CliCommand } from '../command.ts';
 
 interface TopicReport {
@@ -27,7 +28,8 @@ export const topicsCommand: CliCommand = {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
     const { log, close } = await openLogServices(config, logger);
     try {
-      const groups = await log.listGroups();
+      // A broker without ListGroups (the mock) names only groups this process used: ask for the service's stages too.
+      const groups = [...new Set([...(await log.listGroups()), ...STAGES.map((s) => s.group)])].sort();
       const membersOf = new Map(await Promise.all(groups.map(async (group) => [group, await log.groupMembers(group)] as const)));
       const reports: TopicReport[] = [];
       for (const spec of CATALOGUE) {

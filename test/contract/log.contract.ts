@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../infra/log/partitioner.ts';
 import type { Batch, EventLog, LogConsumer, LogRecord, TopicSpec } from '../../infra/log/port.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 export interface LogUnderTest {
   log: EventLog;

@@ -3,8 +3,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import type { Batch, LogConsumer, LogRecord } from '../../infra/log/port.ts';
-import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const PARTITIONS = 4;
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
-import { startMockBroker } from '../helpers/kafka-mock-broker.ts';
+import { startMockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import { describeLogContract } from './log.contract.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { ClickHouseStore } from '../../infra/store/clickhouse-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
-import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
+import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
 import { describeAsOfReadModelContract } from './read-models-as-of.contract.ts';
 import { describeQuantReadModelContract } from './read-models-quant.contract.ts';
 import { describeReadModelsSocialContract } from './read-models-social.contract.ts';

@@ -7,7 +7,7 @@ import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
 import type { SchemaRegistryClient } from '../../infra/registry/port.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
-import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
 
 interface RegistryUnderTest {
   registry: SchemaRegistryClient;
@@ -75,12 +75,12 @@ function describeRegistryContract(name: string, open: () => Promise<RegistryUnde
   });
 }
 
-describeRegistryContract('confluent (fake REST registry)', async () => {
-  const fake = await startFakeSchemaRegistry();
+describeRegistryContract('confluent (the REST registry server of tqa peers)', async () => {
+  const server = await startSchemaRegistryServer();
   return {
-    registry: new ConfluentSchemaRegistry(fake.url),
-    reopen: () => new ConfluentSchemaRegistry(fake.url),
-    cleanup: () => fake.close(),
+    registry: new ConfluentSchemaRegistry(server.url),
+    reopen: () => new ConfluentSchemaRegistry(server.url),
+    cleanup: () => server.close(),
   };
 });
 
@@ -94,25 +94,25 @@ describeRegistryContract('local (data dir)', async () => {
 });
 
 describe('ConfluentSchemaRegistry', () => {
-  let fake: FakeSchemaRegistry;
+  let server: SchemaRegistryServer;
   beforeAll(async () => {
-    fake = await startFakeSchemaRegistry();
+    server = await startSchemaRegistryServer();
   });
   afterAll(async () => {
-    await fake?.close();
+    await server?.close();
   });
 
   it('asks the registry once per schema and once per id', async () => {
-    const registry = new ConfluentSchemaRegistry(fake.url);
+    const registry = new ConfluentSchemaRegistry(server.url);
     const id = await registry.register('cached-value', JSON.stringify(V1));
-    const afterRegister = fake.requests.length;
+    const afterRegister = server.requests.length;
     expect(await registry.register('cached-value', JSON.stringify(V1, null, 1))).toBe(id);
     expect(JSON.parse(await registry.schemaById(id))).toEqual(V1);
-    expect(fake.requests.length).toBe(afterRegister);
+    expect(server.requests.length).toBe(afterRegister);
 
-    const reader = new ConfluentSchemaRegistry(fake.url);
+    const reader = new ConfluentSchemaRegistry(server.url);
     await reader.schemaById(id);
     await reader.schemaById(id);
-    expect(fake.requests.slice(afterRegister)).toEqual([`GET /schemas/ids/${id}`]);
+    expect(server.requests.slice(afterRegister)).toEqual([`GET /schemas/ids/${id}`]);
   });
 });

@@ -7,7 +7,7 @@ import { StoreError } from '../../infra/store/errors.ts';
 import { sql } from '../../infra/store/sql-literal.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
-import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
+import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
 import { describeStoreContract } from './store.contract.ts';
 
 const logger = pino({ level: 'silent' });

@@ -19,7 +19,7 @@ import {
 } from '../../projections/tables.ts';
 import { outcomes, type OutcomeRow } from '../../projections/tables/social.ts';
 import { migrationsDir as shippedMigrations } from '../../projections/migrations/index.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * The behaviour every AnalyticalStore adapter must have. A runner per adapter calls

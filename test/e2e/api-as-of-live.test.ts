@@ -24,7 +24,7 @@ import { signals } from '../../projections/tables/quant.ts';
 import { authorMetrics } from '../../projections/tables/social.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * `as_of` while the engine writes: the real quant engine works through a seeded history and

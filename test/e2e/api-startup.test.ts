@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
-import { freePorts } from '../helpers/clickhouse-server.ts';
-import { signalGroup } from '../helpers/peer-process.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * `tqa start` as a user runs it, on an empty data dir: the API answers within seconds while

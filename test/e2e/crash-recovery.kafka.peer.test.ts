@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
-import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
-import type { MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
+import type { MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import {
   derivedCount,
   expectKillsLanded,
@@ -15,12 +15,12 @@ import {
 } from './crash-recovery.scenario.ts';
 
 describe('kill -9 of the engine and the projections during a catch-up, on the Kafka protocol broker', () => {
-  let registry: FakeSchemaRegistry;
+  let registry: SchemaRegistryServer;
   const brokers: MockBroker[] = [];
   const worlds: World[] = [];
 
   beforeAll(async () => {
-    registry = await startFakeSchemaRegistry();
+    registry = await startSchemaRegistryServer();
   });
   afterAll(async () => {
     await killStartedRoles();

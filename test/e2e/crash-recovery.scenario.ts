@@ -18,12 +18,12 @@ import { liveGroupId } from '../../projections/runtime/runner.ts';
 import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
-import { freePorts } from '../helpers/clickhouse-server.ts';
-import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
-import { signalGroup } from '../helpers/peer-process.ts';
+import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** Topics the processors write: what a fault must neither lose nor change. */

@@ -13,8 +13,8 @@ import { PROJECTIONS } from '../../projections/index.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
-import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
-import { startMockBroker, type MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
+import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
@@ -40,13 +40,13 @@ async function runPipeline(dir: string, log: EventLog, codec: Codec) {
 
 describe('the distributed mode (Kafka protocol broker + schema registry) against the embedded mode', () => {
   let broker: MockBroker;
-  let registry: FakeSchemaRegistry;
+  let registry: SchemaRegistryServer;
   const dirs: string[] = [];
   let kafka: Awaited<ReturnType<typeof runPipeline>>;
   let embedded: Awaited<ReturnType<typeof runPipeline>>;
 
   beforeAll(async () => {
-    [broker, registry] = await Promise.all([startMockBroker(), startFakeSchemaRegistry()]);
+    [broker, registry] = await Promise.all([startMockBroker(), startSchemaRegistryServer()]);
     const [kafkaDir, embeddedDir] = await Promise.all([mkdtemp(join(tmpdir(), 'tqa-kafka-')), mkdtemp(join(tmpdir(), 'tqa-emb-'))]);
     dirs.push(kafkaDir, embeddedDir);
 

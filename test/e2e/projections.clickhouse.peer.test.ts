@@ -16,9 +16,9 @@ import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tabl
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { Mention, TokenMeta } from '../../schemas/records.ts';
-import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
+import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const T0 = 1_750_000_000_000;
 

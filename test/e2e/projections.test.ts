@@ -24,7 +24,7 @@ import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import { blankSnapshot } from '../helpers/quant-snapshot.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { sink } from '../helpers/sink.ts';
 import { dumpStore as dump, everyRow } from '../helpers/store-dump.ts';
 

@@ -16,7 +16,7 @@ import type { DeadLetter, PublicEvent, Signal, TokenMeta } from '../../schemas/r
 import { runEngineToEnd } from '../helpers/pipeline.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * The public-events processor through the real runtime over a simulated day: every event

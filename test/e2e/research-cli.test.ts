@@ -16,12 +16,12 @@ import { openStore } from '../../projections/open-store.ts';
 import { snapshotHistory } from '../../projections/tables/quant.ts';
 import { WORLD } from '../helpers/api-world.ts';
 import { runCommand } from '../helpers/cli.ts';
-import { freePorts } from '../helpers/clickhouse-server.ts';
-import { signalGroup } from '../helpers/peer-process.ts';
+import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * `tqa backtest` and `tqa export` on a data dir holding a simulated world: a backtest run

@@ -18,12 +18,12 @@ import type { Codec } from '../../schemas/codec.ts';
 import { TERMINAL_RUN_STATUSES, type BacktestRunEvent } from '../../schemas/records.ts';
 import { WORLD } from '../helpers/api-world.ts';
 import { runCommand } from '../helpers/cli.ts';
-import { freePorts } from '../helpers/clickhouse-server.ts';
-import { signalGroup } from '../helpers/peer-process.ts';
+import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * `tqa start` (every role, as `npm start` runs it) killed with SIGKILL while a backtest is

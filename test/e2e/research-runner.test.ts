@@ -14,7 +14,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { BacktestRequest, BacktestRunEvent } from '../../schemas/records.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * The research role's runner on the embedded log over a hand-made history in a real store.

@@ -5,7 +5,7 @@ import { EVENT_STUDIES } from '../../research/event-studies/studies.ts';
 import { startApiWorld, type ApiResponse, type ApiWorld } from '../helpers/api-world.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * Backtests and event studies end to end: the real API over a real socket, the live

@@ -1,21 +1,21 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startClickHouseServer, type ClickHouseServer } from '../helpers/clickhouse-server.ts';
-import { startFakeSchemaRegistry, type FakeSchemaRegistry } from '../helpers/fake-schema-registry.ts';
-import type { MockBroker } from '../helpers/kafka-mock-broker.ts';
+import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
+import type { MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import { expectSameOutputs, killStartedRoles, runThroughStoreOutage, runWithoutFaults, seededKafkaWorld, type World } from './crash-recovery.scenario.ts';
 
 /** How long the store stays down: long enough for every retry and back-off path to run many times. */
 const OUTAGE_MS = 60_000;
 
 describe('the ClickHouse server killed for a minute during a catch-up, on the Kafka protocol broker', () => {
-  let registry: FakeSchemaRegistry;
+  let registry: SchemaRegistryServer;
   let server: ClickHouseServer;
   const brokers: MockBroker[] = [];
   const worlds: World[] = [];
 
   beforeAll(async () => {
-    [registry, server] = await Promise.all([startFakeSchemaRegistry(), startClickHouseServer()]);
+    [registry, server] = await Promise.all([startSchemaRegistryServer(), startClickHouseServer()]);
   });
   afterAll(async () => {
     await killStartedRoles();

@@ -19,7 +19,7 @@ import { StreamDirectory } from '../../stream/presence.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { openStreamWorld, publicEvent, type StreamWorld } from './stream-world.ts';
 
 /**

@@ -18,7 +18,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent, TokenMeta } from '../../schemas/records.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * What the stream's end-to-end tests share: a data dir with an embedded log, the store with

@@ -21,7 +21,7 @@ import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { Client, openStreamWorld, publicEvent, type StreamWorld } from './stream-world.ts';
 
 /**

@@ -15,11 +15,11 @@ import type { PublicEvent, WebhookDelivery } from '../../schemas/records.ts';
 import { appendWebhookEvent } from '../../webhooks/commands.ts';
 import { SecretBox } from '../../webhooks/secret-box.ts';
 import { verifyWebhook } from '../../webhooks/signature.ts';
-import { signalGroup } from '../helpers/peer-process.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**

@@ -31,7 +31,7 @@ import { verifyWebhook } from '../../webhooks/signature.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { runCommand } from '../helpers/cli.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**

@@ -23,7 +23,7 @@ import { SCOPE_NAMES } from '../../api/scopes.ts';
 import { runCommand } from './cli.ts';
 import { runEngineToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
-import { waitFor } from './wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /**
  * One simulated world served by the real API over a real socket, for the e2e suite: three

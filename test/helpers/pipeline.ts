@@ -10,7 +10,7 @@ import { startLiveProjections } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { silentLogger } from './runtime-fixture.ts';
-import { waitFor } from './wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 /** Runs the quant engine over everything in the log, checkpointing under `dir`, then stops it. */
 export async function runEngineToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {

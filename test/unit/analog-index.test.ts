@@ -8,7 +8,7 @@ import { snapshotHistoryRow } from '../../projections/latest-snapshots.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import type { OutcomeRow } from '../../projections/tables/social.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { UNKNOWN_MARKET, UNKNOWN_ACTIVITY } from '../helpers/quant-snapshot.ts';
 
 /** The API's analog index over a store: built on first use, reloaded in the background, point in time per query. */

@@ -6,7 +6,7 @@ import { CAUGHT_UP_LAG, CatchUpMonitor, catchUpProgress, estimatedRemaining, typ
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

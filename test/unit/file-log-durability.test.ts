@@ -8,7 +8,7 @@ import { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { listSegments, segmentPath } from '../../infra/log/file/segments.ts';
 import type { TopicSpec } from '../../infra/log/port.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const silent = pino({ level: 'silent' });
 const spec = (name: string, extra: Partial<TopicSpec> = {}): TopicSpec => ({

@@ -10,7 +10,7 @@ import type { DeadLetter, Mention } from '../../schemas/records.ts';
 import { orderSensitiveProcessor } from '../fixtures/order-sensitive-processor.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger, writeRuntimeInput } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const POSTS = 3000;
 

@@ -4,7 +4,7 @@ import { TokenDirectory } from '../../api/services/token-directory.ts';
 import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const row = (id: string, status: string, ts: number): TokenRow => ({
   token_id: id,

@@ -7,7 +7,7 @@ import { latestSnapshotRow } from '../../projections/latest-snapshots.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { alphaToken, blankSnapshot } from '../helpers/quant-snapshot.ts';
 
 /** The token snapshot endpoints' cache: how late a new snapshot may show, and what is never kept. */

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { aptInstall, peerStop } from './peer-process.ts';
-import { waitFor } from './wait.ts';
+import { waitFor } from '../wait.ts';
 
 const run = promisify(execFile);
 
@@ -16,7 +16,7 @@ export interface MockBroker {
  * Starts librdkafka's mock cluster through kcat: a real Kafka-protocol broker (one node,
  * topics auto-created with 4 partitions, nothing persisted). Installs kcat with apt when the
  * machine lacks it. The broker runs under a small shell guard that kills it once our stdin
- * closes, so it dies with this process even when the test runner is killed.
+ * closes, so it dies with this process even when that is killed.
  *
  * What librdkafka 2.0.2's mock does not do like Kafka: no CreateTopics, ListGroups or
  * DescribeGroups; InitProducerId fails for kafkajs (no idempotent producer); it keeps only

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { aptInstall, peerStop, signalGroup } from './peer-process.ts';
-import { waitFor } from './wait.ts';
+import { waitFor } from '../wait.ts';
 
 export interface ClickHouseServer {
   /** HTTP interface, e.g. http://127.0.0.1:41234 */
@@ -23,7 +23,7 @@ export interface ClickHouseServer {
  * Installs the package with apt when the machine has no server binary. ClickHouse runs
  * as root without complaint, so no user switch is needed. The server sits behind a small
  * shell guard that stops it when our stdin pipe closes, so it dies with this process even
- * when the test runner is killed.
+ * when its parent (a test runner, `tqa peers`) is killed.
  */
 export async function startClickHouseServer(): Promise<ClickHouseServer> {
   const command = await serverCommand();

@@ -4,9 +4,9 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * Installs a Debian package for a test peer (needs root). A fresh machine has no package
+ * Installs a Debian package for a peer (needs root). A fresh machine has no package
  * lists yet, so a failed install is retried once after apt-get update. RUNLEVEL=1 keeps a
- * package's init script from starting a system-wide service: the tests run their own.
+ * package's init script from starting a system-wide service: we run our own.
  */
 export async function aptInstall(pkg: string): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error(`${pkg} is missing and installing it needs root: apt-get install -y ${pkg}`);

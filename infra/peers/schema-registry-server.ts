@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { assertBackwardCompatible } from '../../infra/registry/local.ts';
+import { assertBackwardCompatible } from '../registry/local.ts';
 
-export interface FakeSchemaRegistry {
+export interface SchemaRegistryServer {
   url: string;
   /** Every request served, as "METHOD /path", oldest first. */
   requests: string[];
@@ -29,12 +29,14 @@ class HttpError extends Error {
 }
 
 /**
- * An in-memory stand-in for the Confluent Schema Registry REST API on a loopback port, with
- * the calls @kafkajs/confluent-schema-registry makes: subject config, register, lookup,
- * versions and schemas by id. Ids are global and shared by identical schemas; a new version
- * must be backward compatible with its subject's latest (409 otherwise), as under BACKWARD.
+ * An in-memory server of the Confluent Schema Registry REST API on a loopback port (`listenPort`,
+ * 0 for a free one), for development and tests where no registry runs: the calls
+ * @kafkajs/confluent-schema-registry makes (subject config, register, lookup, versions and
+ * schemas by id). Ids are global and shared by identical schemas; a new version must be
+ * backward compatible with its subject's latest (409 otherwise), as under BACKWARD. It keeps
+ * nothing across restarts, like the mock broker it goes with.
  */
-export async function startFakeSchemaRegistry(): Promise<FakeSchemaRegistry> {
+export async function startSchemaRegistryServer(listenPort = 0): Promise<SchemaRegistryServer> {
   const versions: Version[] = [];
   const configs = new Map<string, string>();
   const requests: string[] = [];
@@ -128,7 +130,10 @@ export async function startFakeSchemaRegistry(): Promise<FakeSchemaRegistry> {
   };
 
   const server = createServer((req, res) => void serve(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listenPort, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

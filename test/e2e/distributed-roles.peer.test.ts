@@ -1,0 +1,195 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
+import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
+import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
+import { waitFor } from '../../infra/wait.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+
+/**
+ * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
+ * (the Kafka mock broker, a schema registry, ClickHouse), a simulated history, then the roles
+ * as separate processes, two of them processors. The processors process holding the engine's
+ * group is killed with -9 during its catch-up; the other takes over. The API's answers at the
+ * end equal those of the embedded mode over the same history, run without the fault.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+// Small enough for the mock broker, which keeps about 5 MB per partition.
+const WORLD = ['--days', '1', '--seed', '777', '--tokens', '20', '--authors', '120', '--end', '2026-05-01T00:00:00Z'];
+
+interface Proc {
+  child: ChildProcess;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+const procs = new Set<Proc>();
+const dirs: string[] = [];
+
+function tqa(args: string[], env: NodeJS.ProcessEnv): Proc {
+  // Its own process group, so a kill reaches every process it started.
+  const child = spawn(process.execPath, ['bin/tqa.js', ...args], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stdout!.resume();
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const proc = { child, stderr: () => err, exited };
+  procs.add(proc);
+  return proc;
+}
+
+async function stop(proc: Proc, signal: NodeJS.Signals): Promise<number | null> {
+  signalGroup(proc.child, signal);
+  const code = await proc.exited;
+  procs.delete(proc);
+  return code;
+}
+
+async function newDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tqa-dist-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Env for a role process on `dataDir`, its API on a free port. */
+async function roleEnv(dataDir: string, extra: Record<string, string>): Promise<{ env: NodeJS.ProcessEnv; api: string }> {
+  const [port, streamPort] = await freePorts(2);
+  const env = { ...process.env, TQA_DATA_DIR: dataDir, TQA_SIM: 'off', PORT: String(port), STREAM_PORT: String(streamPort), LOG_LEVEL: 'info', ...extra };
+  return { env, api: `http://127.0.0.1:${port}` };
+}
+
+/** The input the quant engine's saved state covers, and the input there is, over every partition of its inputs. */
+async function engineProgress(log: KafkaEventLog): Promise<{ committed: number; end: number }> {
+  let committed = 0;
+  let end = 0;
+  for (const topic of quantEngine.inputs) {
+    for (const p of await log.committedOffsets(quantEngine.name, topic)) committed += p.offset;
+    for (const p of await log.endOffsets(topic)) end += p.offset;
+  }
+  return { committed, end };
+}
+
+/** Whether the process's last join of the engine's group gave it the partitions (the other member waits as a standby). */
+function holdsEngine(proc: Proc): boolean {
+  const joins = proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
+  return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
+}
+
+/** Waits until the API says every stage has worked through the whole log, then reads the answers compared between the modes. */
+async function answers(api: string, dataDir: string) {
+  await waitFor(async () => {
+    const res = await fetch(`${api}/v1/health`).catch(() => null);
+    if (res?.status !== 200) return false;
+    // `ok` allows a small lag (a processor commits at its checkpoints): the answers need none.
+    const health = (await res.json()) as { status: string; processing: { lag_records: number } | null };
+    return health.status === 'ok' && health.processing?.lag_records === 0;
+  }, `${api}/v1/health to say ok with no lag`, 240_000);
+  const key = await waitFor(async () => (await readFile(join(dataDir, DEMO_KEY_FILE), 'utf8').catch(() => '')).trim() || undefined, 'the demo key');
+  const get = async (path: string) => {
+    const res = await fetch(`${api}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+    return ((await res.json()) as { data: unknown }).data;
+  };
+  // The demo key is projected a moment after the API starts.
+  await waitFor(async () => (await fetch(`${api}/v1/key`, { headers: { Authorization: `Bearer ${key}` } })).status === 200, 'the demo key to work');
+  return {
+    tokens: await get('/v1/quant/tokens?limit=100'),
+    signals: await get('/v1/quant/signals?limit=100'),
+  };
+}
+
+describe('the distributed roles as separate processes on tqa peers', () => {
+  let peersEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    const dir = await newDir();
+    const envFile = join(dir, 'peers.env');
+    const peers = tqa(['peers', '--write-env', envFile], process.env);
+    const text = await waitFor(async () => (await readFile(envFile, 'utf8').catch(() => '')) || undefined, 'tqa peers to write its settings', 120_000);
+    peersEnv = Object.fromEntries(text.trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    expect(Object.keys(peersEnv)).toEqual(
+      expect.arrayContaining(['TQA_LOG', 'TQA_STORE', 'KAFKA_BROKERS', 'KAFKA_IDEMPOTENT', 'SCHEMA_REGISTRY_URL', 'CLICKHOUSE_URL']),
+    );
+    expect(peers.child.exitCode).toBeNull();
+  }, 180_000);
+
+  afterAll(async () => {
+    // Left running by a failed test: the roles first, since they stop cleanly only while the peers run.
+    const isPeers = (proc: Proc) => proc.child.spawnargs.includes('peers');
+    for (const proc of [...procs].filter((p) => !isPeers(p))) await stop(proc, 'SIGKILL');
+    for (const proc of [...procs]) await stop(proc, 'SIGTERM');
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  it('answers as the embedded mode does after the processors process holding the engine is killed with -9', async () => {
+    const distDir = await newDir();
+    const dist = await roleEnv(distDir, peersEnv);
+    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: dist.env });
+
+    // Frequent checkpoints, so that the engine commits part of its input well before its end.
+    const processorsEnv = { ...dist.env, TQA_CHECKPOINT_INTERVAL_MS: '500' };
+    const processors = [tqa(['start', '--roles', 'processors'], processorsEnv), tqa(['start', '--roles', 'processors'], processorsEnv)];
+    const front = tqa(['start', '--roles', 'projections,api'], dist.env);
+    const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
+    let atKill: { committed: number; end: number };
+    let holder: Proc | undefined;
+    try {
+      atKill = await waitFor(async () => {
+        const progress = await engineProgress(log);
+        return progress.committed > 0 ? progress : undefined;
+      }, 'the engine to commit a checkpoint', 120_000);
+      holder = processors.find(holdsEngine);
+      expect(holder, 'one processors process holds the engine').toBeDefined();
+      expect(await stop(holder!, 'SIGKILL')).toBeNull();
+    } finally {
+      await log.close();
+    }
+    expect(atKill.committed, 'killed while the engine had input left').toBeLessThan(atKill.end);
+    const standby = processors.find((p) => p !== holder)!;
+    const distributed = await answers(dist.api, distDir);
+    expect(standby.child.exitCode, standby.stderr().slice(-2000)).toBeNull();
+    expect(holdsEngine(standby), 'the standby took the engine over').toBe(true);
+    expect(front.child.exitCode, front.stderr().slice(-2000)).toBeNull();
+
+    const embeddedDir = await newDir();
+    const embedded = await roleEnv(embeddedDir, { TQA_LOG: 'embedded', TQA_STORE: 'duckdb' });
+    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
+    const reference = tqa(['start', '--roles', 'processors,projections,api'], embedded.env);
+    const expected = await answers(embedded.api, embeddedDir);
+    for (const proc of [standby, front, reference]) expect(await stop(proc, 'SIGTERM'), proc.stderr().slice(-2000)).toBe(0);
+
+    expect((distributed.tokens as unknown[]).length).toBeGreaterThan(10);
+    expect((distributed.signals as unknown[]).length).toBeGreaterThan(0);
+    expect(distributed).toEqual(expected);
+  }, 600_000);
+
+  it('stops every peer when tqa peers is killed with -9', async () => {
+    const peers = [...procs].find((p) => p.child.spawnargs.includes('peers'))!;
+    const clickhouse = peersEnv.CLICKHOUSE_URL;
+    expect((await fetch(`${clickhouse}/?query=SELECT%201`)).ok).toBe(true);
+    await stop(peers, 'SIGKILL');
+    // The broker and ClickHouse sit behind guards that end them when their parent's pipe closes.
+    await waitFor(async () => (await fetch(`${clickhouse}/?query=SELECT%201`).catch(() => null)) === null, 'ClickHouse to stop', 30_000);
+    const [host, port] = peersEnv.KAFKA_BROKERS.split(':');
+    await waitFor(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect(Number(port), host);
+          socket.once('connect', () => (socket.destroy(), resolve(false)));
+          socket.once('error', () => resolve(true));
+        }),
+      'the mock broker to stop',
+      30_000,
+    );
+  }, 60_000);
+});
