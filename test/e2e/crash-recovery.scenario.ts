@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { STAGES } from '../../cli/catch-up.ts';
 import { loadConfig } from '../../infra/config.ts';
 import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
@@ -181,9 +182,8 @@ async function groupAtEnd(log: EventLog, group: string, topics: readonly string[
 
 /** The processors and projections whose groups' commits do not cover the whole log yet. */
 async function groupsBehind(log: EventLog): Promise<string[]> {
-  const groups = [...PROCESSORS.map((p) => ({ group: p.name, topics: p.inputs })), ...PROJECTIONS.map((p) => ({ group: liveGroupId(p), topics: p.topics }))];
   const behind: string[] = [];
-  for (const { group, topics } of groups) if (!(await groupAtEnd(log, group, topics))) behind.push(group);
+  for (const { group, topics } of STAGES) if (!(await groupAtEnd(log, group, topics))) behind.push(group);
   return behind;
 }
 
