@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 
 export interface IdleRun {
@@ -50,7 +50,7 @@ async function runEngine(dir: string): Promise<EngineRun> {
       processor: quantEngine,
       log: services.log,
       codec: services.codec,
-      checkpoints: new CheckpointStore(stateDir),
+      checkpoints: new FileCheckpoints(stateDir),
       logger,
       maxBatchRecords: 5000,
       checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,

@@ -6,7 +6,7 @@ import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
 import { ConfluentSchemaRegistry } from '../infra/registry/confluent.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE } from '../schemas/catalogue.ts';
 import { Codec } from '../schemas/codec.ts';
@@ -51,7 +51,7 @@ export async function benchPipelineKafka(): Promise<void> {
       processor: quantEngine,
       log,
       codec,
-      checkpoints: new CheckpointStore(join(dir, 'state')),
+      checkpoints: new FileCheckpoints(join(dir, 'state')),
       logger,
       maxBatchRecords: 5000,
       checkpointIntervalMs: 60_000,

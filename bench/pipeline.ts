@@ -6,7 +6,7 @@ import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { atLeast, report } from './results.ts';
@@ -46,7 +46,7 @@ export async function benchPipeline(): Promise<void> {
       processor: quantEngine,
       log: services.log,
       codec: services.codec,
-      checkpoints: new CheckpointStore(join(dir, 'state')),
+      checkpoints: new FileCheckpoints(join(dir, 'state')),
       logger,
       maxBatchRecords: 5000,
       // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.

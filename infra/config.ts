@@ -21,6 +21,12 @@ const ConfigSchema = z.object({
   TQA_LOG_SEGMENT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
   /** How often a processor task saves its state (and commits what it covers) while it runs: work redone after a crash. */
   TQA_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
+  /**
+   * Where processor tasks keep their checkpoints: `local`, files in the data dir; `store`, the
+   * analytical store (with the files as a cache), where a processors process on another machine
+   * can restore them. Unset: `store` with ClickHouse, `local` with DuckDB (which only this process opens).
+   */
+  TQA_CHECKPOINTS: z.enum(['local', 'store']).optional(),
   /** The share of a processor task's time its checkpoints may take: a state slow to save is saved less often. */
   TQA_CHECKPOINT_SAVE_SHARE: z.coerce.number().gt(0).max(1).default(0.05),
   /** Nice value of the threads that work through backlogs (feeds, processors) in `tqa start`: the API's thread gets the CPU first. */
@@ -74,7 +80,10 @@ export class ConfigError extends Error {
 
 /** Reads the configuration from an environment; throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = ConfigSchema.safeParse(env);
+  const parsed = ConfigSchema.refine((c) => !(c.TQA_CHECKPOINTS === 'store' && c.TQA_STORE === 'duckdb'), {
+    path: ['TQA_CHECKPOINTS'],
+    message: 'store needs TQA_STORE=clickhouse: the embedded store is open in one process only',
+  }).safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((issue) => ({

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { migrationsDir } from './migrations/index.ts';
-import { PROJECTION_TABLES, type ProjectionTables } from './tables.ts';
+import { STORE_TABLES, type ProjectionTables } from './tables.ts';
 import type { Config } from '../infra/config.ts';
 import type { Logger } from '../infra/logging.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
@@ -18,7 +18,7 @@ export function defaultDuckDbPath(config: Config): string {
   return join(config.TQA_DATA_DIR, 'store.duckdb');
 }
 
-/** Opens the store of the configured mode (TQA_STORE) over every projection table and migrates it. */
+/** Opens the store of the configured mode (TQA_STORE) over every table (STORE_TABLES) and migrates it. */
 export async function openStore(
   config: Config,
   logger: Logger,
@@ -32,7 +32,7 @@ export async function openStore(
     const { DuckDbStore } = await import('../infra/store/duckdb-store.ts');
     store = await DuckDbStore.open({
       path,
-      tables: PROJECTION_TABLES,
+      tables: STORE_TABLES,
       migrationsDir: migrationsDir('duckdb'),
       logger: storeLogger,
       memoryLimit: config.TQA_DUCKDB_MEMORY_LIMIT,
@@ -43,7 +43,7 @@ export async function openStore(
     store = new ClickHouseStore({
       url: config.CLICKHOUSE_URL,
       database: target.clickhouseDatabase ?? config.CLICKHOUSE_DATABASE,
-      tables: PROJECTION_TABLES,
+      tables: STORE_TABLES,
       migrationsDir: migrationsDir('clickhouse'),
       logger: storeLogger,
     });

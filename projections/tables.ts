@@ -3,12 +3,13 @@ import { apiKeys, teams } from './tables/keys.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
 import { backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
 import { latestSnapshots, signals, snapshotHistory, snapshotRecords } from './tables/quant.ts';
+import { processorCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import { authorMetrics, cohortEvents, cohorts, cohortVersions, narrativeBuckets, outcomes } from './tables/social.ts';
 
 /**
  * Every projection table, declared once. Both stores' migrations create these tables and
  * migrate() checks the result against these definitions, so adding a table is: a
- * definition here, listed in PROJECTION_TABLES, and one new migration file per store under
+ * definition here, listed in PROJECTED, and one new migration file per store under
  * projections/migrations/{duckdb,clickhouse}/ (NNNN_what.sql, next free number).
  */
 
@@ -95,7 +96,7 @@ export const deadLetters = defineTable({
 });
 export type DeadLetterRow = RowOf<typeof deadLetters>;
 
-export const PROJECTION_TABLES = defineTables(
+const PROJECTED = [
   tokens,
   snapshots,
   mentions,
@@ -117,5 +118,12 @@ export const PROJECTION_TABLES = defineTables(
   backtestRequests,
   backtestRuns,
   eventStudies,
-);
-export type ProjectionTables = typeof PROJECTION_TABLES;
+] as const;
+
+/** Every table a projection writes: what a replay rebuilds, and what two stores built from one log share. */
+export const PROJECTION_TABLES = defineTables(...PROJECTED);
+
+/** Every table of the store: the projections' and the processors' shared checkpoints (TQA_CHECKPOINTS=store). */
+export const STORE_TABLES = defineTables(...PROJECTED, processorCheckpoints);
+/** The registry type of an opened store; PROJECTION_TABLES, a part of it, fits it too. */
+export type ProjectionTables = typeof STORE_TABLES;

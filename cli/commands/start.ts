@@ -43,7 +43,7 @@ export const startCommand: CliCommand = {
       await catchUp.stop();
       for (const role of running) await role.stop();
       // Last: the roles that read or wrote it are done with it.
-      if (store) await (await store).close();
+      await (await store?.catch(() => undefined))?.close();
       await services.close();
     };
     try {
@@ -52,7 +52,8 @@ export const startCommand: CliCommand = {
           config,
           logger: logger.child({ role: role.name }),
           services,
-          store: () => (store ??= openStore(config, logger)),
+          // A store that failed to open (down) is tried again at the next call.
+          store: () => (store ??= openStore(config, logger).catch((err: unknown) => ((store = undefined), Promise.reject(err)))),
           shareStore: (shared: AnalyticalStore<ProjectionTables>) => (store = Promise.resolve(shared)),
           stdout,
           catchUp,

@@ -1,20 +1,44 @@
 import { join } from 'node:path';
 import { PROCESSORS } from '../../processors/index.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
+import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import type { CheckpointStore } from '../../processors/runtime/checkpoints/port.ts';
+import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
-import type { Role } from './role.ts';
+import type { Role, RoleContext } from './role.ts';
 
-/** One processor in its own consumer group, checkpointing under the data dir. */
+/**
+ * Under the data dir; with TQA_CHECKPOINTS=store (the default with ClickHouse) also in the
+ * store, so that a processors process on another machine resumes a task it takes over.
+ */
+function checkpointsOf({ config, logger, store }: RoleContext): CheckpointStore {
+  const files = new FileCheckpoints(join(config.TQA_DATA_DIR, 'state'));
+  const where = config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
+  if (where === 'local') return files;
+  let shared: Promise<StoreCheckpoints> | undefined;
+  const openShared = () =>
+    (shared ??= store().then(
+      (opened) => new StoreCheckpoints(opened),
+      (err: unknown) => {
+        shared = undefined; // the store is down: the next save or load tries to open it again
+        throw err;
+      },
+    ));
+  return new CachedCheckpoints(files, openShared, logger);
+}
+
+/** One processor in its own consumer group. */
 function processorRole(processor: Processor<unknown>): Role {
   return {
     name: processor.name,
-    async start({ config, logger, services }) {
+    async start(ctx) {
+      const { config, logger, services } = ctx;
       const runtime = new ProcessorRuntime({
         processor,
         log: services.log,
         codec: services.codec,
-        checkpoints: new CheckpointStore(join(config.TQA_DATA_DIR, 'state')),
+        checkpoints: checkpointsOf(ctx),
         logger,
         checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
         checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,

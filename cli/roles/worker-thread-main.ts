@@ -21,7 +21,8 @@ const role: Role = key === undefined ? exported : exported[key];
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
 let store: ReturnType<typeof openStore> | undefined;
-const openOnce = () => (store ??= openStore(config, logger));
+// A store that failed to open (down) is tried again at the next call.
+const openOnce = () => (store ??= openStore(config, logger).catch((err: unknown) => ((store = undefined), Promise.reject(err))));
 // Served before the role starts: the main thread's roles start once this one has.
 if (storePort) serveStore((await openOnce()) as DuckDbStore<ProjectionTables>, storePort);
 const running = await role.start({ config, logger, services, store: openOnce, stdout: process.stdout });
@@ -29,7 +30,7 @@ const port = parentPort!;
 port.postMessage({ type: 'started' } satisfies RoleThreadMessage);
 await once(port, 'message');
 await running.stop();
-await (await store)?.close();
+await (await store?.catch(() => undefined))?.close();
 storePort?.close();
 await services.close();
 port.close();

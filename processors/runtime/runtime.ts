@@ -5,7 +5,7 @@ import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { RECORD_TYPES, type DeadLetter } from '../../schemas/records.ts';
-import type { CheckpointStore } from './checkpoints.ts';
+import type { CheckpointStore } from './checkpoints/port.ts';
 import type { OutputRecord, Processor, ProcessorContext } from './processor.ts';
 
 export interface RuntimeOptions<State> {

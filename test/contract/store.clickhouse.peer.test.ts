@@ -8,7 +8,8 @@ import { sql } from '../../infra/store/sql-literal.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
-import { describeStoreContract } from './store.contract.ts';
+import { describeCheckpointContract } from './checkpoints.contract.ts';
+import { describeStoreContract, type StoreFactory } from './store.contract.ts';
 
 const logger = pino({ level: 'silent' });
 let server: ClickHouseServer | undefined;
@@ -32,7 +33,7 @@ async function dropDatabase(database: string): Promise<void> {
 }
 
 // Each store gets its own database on the one server, so tests cannot see each other's rows.
-describeStoreContract('clickhouse', async (tables, dir) => {
+const storeInOwnDatabase: StoreFactory = async (tables, dir) => {
   const database = `contract_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const store = new ClickHouseStore({
     url: serverUrl(),
@@ -48,7 +49,10 @@ describeStoreContract('clickhouse', async (tables, dir) => {
       await dropDatabase(database);
     },
   };
-});
+};
+
+describeStoreContract('clickhouse', storeInOwnDatabase);
+describeCheckpointContract('clickhouse', storeInOwnDatabase);
 
 describe('ClickHouseStore without a server', () => {
   it('reports an unreachable server as a retryable STORE_UNAVAILABLE and pings false', async () => {

@@ -8,11 +8,12 @@ import { columns, sql, table } from '../../infra/store/sql-literal.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
 import { PROJECTION_TABLES, tokens } from '../../projections/tables.ts';
 import { outcomes } from '../../projections/tables/social.ts';
-import { describeStoreContract } from './store.contract.ts';
+import { describeCheckpointContract } from './checkpoints.contract.ts';
+import { describeStoreContract, type StoreFactory } from './store.contract.ts';
 
 const logger = pino({ level: 'silent' });
 
-describeStoreContract('duckdb', async (tables, dir) => {
+const inMemoryStore: StoreFactory = async (tables, dir) => {
   const store = await DuckDbStore.open({
     path: ':memory:',
     tables,
@@ -20,7 +21,10 @@ describeStoreContract('duckdb', async (tables, dir) => {
     logger,
   });
   return { store, cleanup: () => store.close() };
-});
+};
+
+describeStoreContract('duckdb', inMemoryStore);
+describeCheckpointContract('duckdb', inMemoryStore);
 
 describe('DuckDbStore on a file', () => {
   const dirs: string[] = [];
@@ -109,7 +113,7 @@ describe('DuckDbStore on a file', () => {
 
     const migrated = await DuckDbStore.open({ path, tables: PROJECTION_TABLES, migrationsDir: shipped, logger });
     try {
-      expect((await migrated.migrate()).applied).toEqual(['0026_outcomes_without_key_index']);
+      expect((await migrated.migrate()).applied).toEqual(['0026_outcomes_without_key_index', '0027_processor_checkpoints']);
       const all = sql`SELECT ${columns(outcomes)} FROM ${table(outcomes)} ORDER BY outcome_id`;
       expect(await migrated.query(all)).toEqual([outcome]);
       await migrated.upsert('outcomes', [{ ...outcome, resolved_at: outcome.resolved_at + 1, died: false }, { ...outcome, outcome_id: 'out_b' }]);

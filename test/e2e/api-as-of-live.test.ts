@@ -13,7 +13,7 @@ import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { column, sql, table } from '../../infra/store/sql-literal.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { quantEngine, type EngineState } from '../../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { openStore } from '../../projections/open-store.ts';
@@ -61,7 +61,7 @@ beforeAll(async () => {
     processor: quantEngine,
     log,
     codec,
-    checkpoints: new CheckpointStore(join(dir, 'state')),
+    checkpoints: new FileCheckpoints(join(dir, 'state')),
     logger: silentLogger,
     // Small batches: the engine's outputs reach the log, and the store, a little at a time.
     maxBatchRecords: 500,

@@ -17,9 +17,10 @@ import { quantEngine } from '../../processors/quant-engine/engine.ts';
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
  * (the Kafka mock broker, a schema registry, ClickHouse), a simulated history, then the roles
- * as separate processes, two of them processors. The processors process holding the engine's
- * group is killed with -9 during its catch-up; the other takes over. The API's answers at the
- * end equal those of the embedded mode over the same history, run without the fault.
+ * as separate processes, two of them processors, each on a data dir of its own as on two
+ * machines. The processors process holding the engine's group is killed with -9 during its
+ * catch-up; the other takes over from the checkpoint the first saved in the store. The API's
+ * answers at the end equal those of the embedded mode over the same history, run without the fault.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -85,6 +86,13 @@ function holdsEngine(proc: Proc): boolean {
   return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
 }
 
+/** How much input the quant engine's checkpoint covered when `proc` loaded it from the store (0: it did not). */
+function restoredFromStore(proc: Proc): number {
+  const loads = proc.stderr().split('\n').filter((line) => line.includes('"msg":"checkpoint loaded"') && line.includes(`"processor":"${quantEngine.name}"`));
+  const fromStore = loads.map((line) => JSON.parse(line) as { source: string; inputCovered: number }).filter((l) => l.source === 'store');
+  return Math.max(0, ...fromStore.map((l) => l.inputCovered));
+}
+
 /** Waits until the API says every stage has worked through the whole log, then reads the answers compared between the modes. */
 async function answers(api: string, dataDir: string) {
   await waitFor(async () => {
@@ -137,8 +145,9 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: dist.env });
 
     // Frequent checkpoints, so that the engine commits part of its input well before its end.
-    const processorsEnv = { ...dist.env, TQA_CHECKPOINT_INTERVAL_MS: '500' };
-    const processors = [tqa(['start', '--roles', 'processors'], processorsEnv), tqa(['start', '--roles', 'processors'], processorsEnv)];
+    // Each processors process has a data dir of its own: what they share is the store.
+    const processorsEnv = async () => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
+    const processors = [tqa(['start', '--roles', 'processors'], await processorsEnv()), tqa(['start', '--roles', 'processors'], await processorsEnv())];
     const front = tqa(['start', '--roles', 'projections,api'], dist.env);
     const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
     let atKill: { committed: number; end: number };
@@ -159,6 +168,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const distributed = await answers(dist.api, distDir);
     expect(standby.child.exitCode, standby.stderr().slice(-2000)).toBeNull();
     expect(holdsEngine(standby), 'the standby took the engine over').toBe(true);
+    expect(restoredFromStore(standby), 'the standby resumed from the checkpoint in the store').toBeGreaterThan(0);
     expect(front.child.exitCode, front.stderr().slice(-2000)).toBeNull();
 
     const embeddedDir = await newDir();

@@ -7,7 +7,7 @@ import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { presentSignal } from '../../presenters/signal.ts';
 import { toWire } from '../../presenters/wire.ts';
 import { publicEvents } from '../../processors/public-events/public-events.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { snakeKeys } from '../../projections/runtime/projection.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
@@ -29,7 +29,7 @@ let log: FileEventLog;
 let codec: Codec;
 
 async function runToEnd(stateDir: string): Promise<void> {
-  const runtime = new ProcessorRuntime({ processor: publicEvents, log, codec, checkpoints: new CheckpointStore(join(dir, stateDir)), logger: silentLogger });
+  const runtime = new ProcessorRuntime({ processor: publicEvents, log, codec, checkpoints: new FileCheckpoints(join(dir, stateDir)), logger: silentLogger });
   void runtime.start();
   await waitFor(() => runtime.caughtUp(), 'the public-events processor', 120_000);
   await runtime.stop();

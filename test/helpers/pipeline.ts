@@ -3,7 +3,7 @@ import type { Config } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections } from '../../projections/runtime/runner.ts';
@@ -18,7 +18,7 @@ export async function runEngineToEnd(dir: string, log: EventLog, codec: Codec): 
     processor: quantEngine,
     log,
     codec,
-    checkpoints: new CheckpointStore(join(dir, 'state')),
+    checkpoints: new FileCheckpoints(join(dir, 'state')),
     logger: silentLogger,
     maxBatchRecords: 5000,
   });

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CheckpointStore } from '../../processors/runtime/checkpoints.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention } from '../../schemas/records.ts';
@@ -36,7 +36,7 @@ async function runToEnd(dir: string, maxBatchRecords: number, parallelism: 'part
     processor: orderSensitiveProcessor('order-sensitive', parallelism),
     log,
     codec,
-    checkpoints: new CheckpointStore(join(dir, 'state')),
+    checkpoints: new FileCheckpoints(join(dir, 'state')),
     logger: silentLogger,
     maxBatchRecords,
     checkpointIntervalMs: 0,
@@ -148,7 +148,7 @@ describe('processor runtime', () => {
     const checkpointAfterCatchingUp = async (backlogRecords: number) => {
       const dir = await newDir();
       const { log, codec } = await openEmbedded(dir);
-      const checkpoints = new CheckpointStore(join(dir, 'state'));
+      const checkpoints = new FileCheckpoints(join(dir, 'state'));
       const processor = orderSensitiveProcessor('order-sensitive', 'single');
       // Neither the interval nor the save-cost spacing would allow a second save during this test.
       const runtime = new ProcessorRuntime({ processor, log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords });

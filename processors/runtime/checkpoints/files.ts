@@ -1,26 +1,18 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
-import { writeFileAtomic } from '../../infra/fs/atomic-write.ts';
-import { processAlive } from '../../infra/fs/process-alive.ts';
-
-/** What a task needs to resume exactly where it stopped: its state and the input positions it covers. */
-export interface Checkpoint<State> {
-  stateVersion: number;
-  /** Next offset to process, per input topic (of this task's partition). */
-  positions: Record<string, number>;
-  /** Largest event time processed, -Infinity before the first record. */
-  maxEventTime: number;
-  state: State;
-}
+import { writeFileAtomic } from '../../../infra/fs/atomic-write.ts';
+import { processAlive } from '../../../infra/fs/process-alive.ts';
+import type { Checkpoint, CheckpointStore } from './port.ts';
 
 /**
  * Checkpoints as files under `<data dir>/state/<processor>/<partition>.ckpt` (v8 structured
  * serialisation, so state may hold Maps, Sets and typed arrays but no class instances).
- * In the Kafka mode this is the role's local state dir: losing it only costs a replay of
- * the inputs from offset 0, which rebuilds the same state.
+ * Only this machine sees them: in the distributed mode they are the cache in front of the
+ * store (cached.ts). Losing them only costs a replay of the inputs from offset 0, which
+ * rebuilds the same state.
  */
-export class CheckpointStore {
+export class FileCheckpoints implements CheckpointStore {
   constructor(private readonly dir: string) {}
 
   async load<State>(processor: string, partition: number): Promise<Checkpoint<State> | undefined> {
