@@ -11,6 +11,7 @@ import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
 import { formatTable, notMeasured, resultRows, writeResults } from './results.ts';
+import { benchScale } from './scale.ts';
 import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
 import { benchStream } from './stream.ts';
@@ -21,6 +22,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   store: benchStore,
   pipeline: benchPipeline,
   'pipeline-kafka': benchPipelineKafka,
+  scale: benchScale,
   api: benchApi,
   start: benchStart,
   growth: benchGrowth,

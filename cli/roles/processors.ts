@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { PROCESSORS } from '../../processors/index.ts';
 import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
-import type { CheckpointStore } from '../../processors/runtime/checkpoints/port.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -12,7 +11,7 @@ import type { Role, RoleContext } from './role.ts';
  * Under the data dir; with TQA_CHECKPOINTS=store (the default with ClickHouse) also in the
  * store, so that a processors process on another machine resumes a task it takes over.
  */
-function checkpointsOf({ config, logger, store }: RoleContext): CheckpointStore {
+function checkpointsOf({ config, logger, store, services }: RoleContext, processor: Processor<unknown>): FileCheckpoints | CachedCheckpoints {
   const files = new FileCheckpoints(join(config.TQA_DATA_DIR, 'state'));
   const where = config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
   if (where === 'local') return files;
@@ -25,7 +24,14 @@ function checkpointsOf({ config, logger, store }: RoleContext): CheckpointStore 
         throw err;
       },
     ));
-  return new CachedCheckpoints(files, openShared, logger);
+  // The group commits only what a saved checkpoint covers: no commit, no checkpoint anywhere.
+  const everSaved = async () => {
+    for (const topic of processor.inputs) {
+      if ((await services.log.committedOffsets(processor.name, topic)).some((c) => c.offset > 0)) return true;
+    }
+    return false;
+  };
+  return new CachedCheckpoints(files, openShared, everSaved, logger);
 }
 
 /** One processor in its own consumer group. */
@@ -34,17 +40,24 @@ function processorRole(processor: Processor<unknown>): Role {
     name: processor.name,
     async start(ctx) {
       const { config, logger, services } = ctx;
+      const checkpoints = checkpointsOf(ctx, processor);
       const runtime = new ProcessorRuntime({
         processor,
         log: services.log,
         codec: services.codec,
-        checkpoints: checkpointsOf(ctx),
+        checkpoints,
         logger,
         checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
         checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
       });
       runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
-      return { stop: () => runtime.stop() };
+      return {
+        async stop() {
+          await runtime.stop();
+          // The checkpoint saved on stop reaches the store before the process ends.
+          if (checkpoints instanceof CachedCheckpoints) await checkpoints.flush();
+        },
+      };
     },
   };
 }

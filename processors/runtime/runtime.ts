@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
-import type { EventLog, LogConsumer, LogRecord, OutgoingRecord } from '../../infra/log/port.ts';
+import type { EventLog, LogConsumer, LogRecord, OutgoingRecord, PartitionOffset } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -81,6 +81,8 @@ interface Source {
   partition: number;
 }
 
+type CommittedPosition = PartitionOffset & { topic: string };
+
 interface Task<State> {
   id: number;
   state: State;
@@ -98,6 +100,9 @@ interface Task<State> {
   lastSaveMs: number;
   /** Seen at least backlogRecords behind its inputs' ends, and not at them since. */
   inBacklog: boolean;
+  /** The positions of the last checkpoint while the group has not taken them (a commit failed or is in flight). */
+  uncommitted: CommittedPosition[] | undefined;
+  lastCommitAt: number;
 }
 
 /**
@@ -360,9 +365,9 @@ export class ProcessorRuntime<State> {
 
   private async checkpointIfDue(task: Task<State>): Promise<void> {
     const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, task.lastSaveMs / (this.options.checkpointSaveShare ?? 0.05));
-    if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) {
-      await this.checkpoint(task);
-    }
+    if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) await this.checkpoint(task);
+    // A task with nothing new to save would otherwise never offer its last positions again.
+    else if (!task.dirty && task.uncommitted && Date.now() - task.lastCommitAt >= interval) this.commit(task, task.uncommitted);
   }
 
   /**
@@ -547,12 +552,29 @@ export class ProcessorRuntime<State> {
       task.lastCheckpointAt = Date.now();
       task.lastSaveMs = performance.now() - started;
     }
-    const covered = task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] }));
-    // Off the processing path: a group busy re-balancing may hold a commit for seconds, and
-    // one not made only leaves the group's offsets further behind the checkpoint.
+    this.commit(
+      task,
+      task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] })),
+    );
+  }
+
+  /**
+   * Commits a checkpoint's positions, off the processing path: a group busy re-balancing may
+   * hold a commit for seconds, and one not made only leaves the group's offsets further
+   * behind the checkpoint. One that failed (the broker gone for a while, this member expired
+   * meanwhile) is made again at the task's next due checkpoint, also when it is idle.
+   */
+  private commit(task: Task<State>, covered: CommittedPosition[]): void {
+    task.uncommitted = covered;
+    task.lastCommitAt = Date.now();
     this.commits = this.commits
       .then(() => this.consumer?.commit(covered))
-      .catch((err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed'));
+      .then(
+        () => {
+          if (task.uncommitted === covered) task.uncommitted = undefined;
+        },
+        (err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed; made again at the next checkpoint'),
+      );
   }
 
   private async task(id: number): Promise<Task<State>> {
@@ -577,6 +599,8 @@ export class ProcessorRuntime<State> {
       lastCheckpointAt: Date.now(),
       lastSaveMs: 0,
       inBacklog: false,
+      uncommitted: undefined,
+      lastCommitAt: 0,
     };
     this.tasks.set(id, task);
     return task;

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,10 +9,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
-import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { engineProgress, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
@@ -28,33 +27,8 @@ const run = promisify(execFile);
 // Small enough for the mock broker, which keeps about 5 MB per partition.
 const WORLD = ['--days', '1', '--seed', '777', '--tokens', '20', '--authors', '120', '--end', '2026-05-01T00:00:00Z'];
 
-interface Proc {
-  child: ChildProcess;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
-
-const procs = new Set<Proc>();
+const roles = new RoleProcesses();
 const dirs: string[] = [];
-
-function tqa(args: string[], env: NodeJS.ProcessEnv): Proc {
-  // Its own process group, so a kill reaches every process it started.
-  const child = spawn(process.execPath, ['bin/tqa.js', ...args], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stdout!.resume();
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const proc = { child, stderr: () => err, exited };
-  procs.add(proc);
-  return proc;
-}
-
-async function stop(proc: Proc, signal: NodeJS.Signals): Promise<number | null> {
-  signalGroup(proc.child, signal);
-  const code = await proc.exited;
-  procs.delete(proc);
-  return code;
-}
 
 async function newDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-dist-'));
@@ -67,30 +41,6 @@ async function roleEnv(dataDir: string, extra: Record<string, string>): Promise<
   const [port, streamPort] = await freePorts(2);
   const env = { ...process.env, TQA_DATA_DIR: dataDir, TQA_SIM: 'off', PORT: String(port), STREAM_PORT: String(streamPort), LOG_LEVEL: 'info', ...extra };
   return { env, api: `http://127.0.0.1:${port}` };
-}
-
-/** The input the quant engine's saved state covers, and the input there is, over every partition of its inputs. */
-async function engineProgress(log: KafkaEventLog): Promise<{ committed: number; end: number }> {
-  let committed = 0;
-  let end = 0;
-  for (const topic of quantEngine.inputs) {
-    for (const p of await log.committedOffsets(quantEngine.name, topic)) committed += p.offset;
-    for (const p of await log.endOffsets(topic)) end += p.offset;
-  }
-  return { committed, end };
-}
-
-/** Whether the process's last join of the engine's group gave it the partitions (the other member waits as a standby). */
-function holdsEngine(proc: Proc): boolean {
-  const joins = proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
-  return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
-}
-
-/** How much input the quant engine's checkpoint covered when `proc` loaded it from the store (0: it did not). */
-function restoredFromStore(proc: Proc): number {
-  const loads = proc.stderr().split('\n').filter((line) => line.includes('"msg":"checkpoint loaded"') && line.includes(`"processor":"${quantEngine.name}"`));
-  const fromStore = loads.map((line) => JSON.parse(line) as { source: string; inputCovered: number }).filter((l) => l.source === 'store');
-  return Math.max(0, ...fromStore.map((l) => l.inputCovered));
 }
 
 /** Waits until the API says every stage has worked through the whole log, then reads the answers compared between the modes. */
@@ -122,7 +72,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
   beforeAll(async () => {
     const dir = await newDir();
     const envFile = join(dir, 'peers.env');
-    const peers = tqa(['peers', '--write-env', envFile], process.env);
+    const peers = roles.start(['peers', '--write-env', envFile], process.env);
     const text = await waitFor(async () => (await readFile(envFile, 'utf8').catch(() => '')) || undefined, 'tqa peers to write its settings', 120_000);
     peersEnv = Object.fromEntries(text.trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]));
     expect(Object.keys(peersEnv)).toEqual(
@@ -133,9 +83,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
 
   afterAll(async () => {
     // Left running by a failed test: the roles first, since they stop cleanly only while the peers run.
-    const isPeers = (proc: Proc) => proc.child.spawnargs.includes('peers');
-    for (const proc of [...procs].filter((p) => !isPeers(p))) await stop(proc, 'SIGKILL');
-    for (const proc of [...procs]) await stop(proc, 'SIGTERM');
+    await roles.stopAll((proc) => proc.child.spawnargs.includes('peers'));
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   });
 
@@ -147,11 +95,11 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     // Frequent checkpoints, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
     const processorsEnv = async () => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
-    const processors = [tqa(['start', '--roles', 'processors'], await processorsEnv()), tqa(['start', '--roles', 'processors'], await processorsEnv())];
-    const front = tqa(['start', '--roles', 'projections,api'], dist.env);
+    const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
+    const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
     const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
     let atKill: { committed: number; end: number };
-    let holder: Proc | undefined;
+    let holder: RoleProcess | undefined;
     try {
       atKill = await waitFor(async () => {
         const progress = await engineProgress(log);
@@ -159,7 +107,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
       }, 'the engine to commit a checkpoint', 120_000);
       holder = processors.find(holdsEngine);
       expect(holder, 'one processors process holds the engine').toBeDefined();
-      expect(await stop(holder!, 'SIGKILL')).toBeNull();
+      expect(await roles.stop(holder!, 'SIGKILL')).toBeNull();
     } finally {
       await log.close();
     }
@@ -174,9 +122,9 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const embeddedDir = await newDir();
     const embedded = await roleEnv(embeddedDir, { TQA_LOG: 'embedded', TQA_STORE: 'duckdb' });
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
-    const reference = tqa(['start', '--roles', 'processors,projections,api'], embedded.env);
+    const reference = roles.start(['start', '--roles', 'processors,projections,api'], embedded.env);
     const expected = await answers(embedded.api, embeddedDir);
-    for (const proc of [standby, front, reference]) expect(await stop(proc, 'SIGTERM'), proc.stderr().slice(-2000)).toBe(0);
+    for (const proc of [standby, front, reference]) expect(await roles.stop(proc, 'SIGTERM'), proc.stderr().slice(-2000)).toBe(0);
 
     expect((distributed.tokens as unknown[]).length).toBeGreaterThan(10);
     expect((distributed.signals as unknown[]).length).toBeGreaterThan(0);
@@ -184,10 +132,10 @@ describe('the distributed roles as separate processes on tqa peers', () => {
   }, 600_000);
 
   it('stops every peer when tqa peers is killed with -9', async () => {
-    const peers = [...procs].find((p) => p.child.spawnargs.includes('peers'))!;
+    const peers = roles.all().find((p) => p.child.spawnargs.includes('peers'))!;
     const clickhouse = peersEnv.CLICKHOUSE_URL;
     expect((await fetch(`${clickhouse}/?query=SELECT%201`)).ok).toBe(true);
-    await stop(peers, 'SIGKILL');
+    await roles.stop(peers, 'SIGKILL');
     // The broker and ClickHouse sit behind guards that end them when their parent's pipe closes.
     await waitFor(async () => (await fetch(`${clickhouse}/?query=SELECT%201`).catch(() => null)) === null, 'ClickHouse to stop', 30_000);
     const [host, port] = peersEnv.KAFKA_BROKERS.split(':');

@@ -172,4 +172,49 @@ describe('processor runtime', () => {
     const noBacklog = await checkpointAfterCatchingUp(1_000_000);
     expect(noBacklog.saved).toBeUndefined();
   });
+  it('makes a failed offset commit again once the task has nothing new to save', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    // The group refuses every commit until the task has saved its last checkpoint, as a broker
+    // back from an outage refuses those of a member it expired meanwhile.
+    let refusing = true;
+    let refused = 0;
+    const refusingLog = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+        return (options: Parameters<typeof log.consumer>[0]) => {
+          const consumer = target.consumer(options);
+          const commit = consumer.commit.bind(consumer);
+          consumer.commit = (offsets) => (refusing && ++refused ? Promise.reject(new Error('the coordinator is not aware of this member')) : commit(offsets));
+          return consumer;
+        };
+      },
+    });
+    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    const runtime = new ProcessorRuntime({ processor, log: refusingLog, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      const ends = async (topic: string) => (await log.endOffsets(topic)).filter((e) => e.offset > 0);
+      const covers = async (positions: (partition: number, topic: string) => number | undefined) => {
+        for (const topic of processor.inputs) if ((await ends(topic)).some((e) => positions(e.partition, topic) !== e.offset)) return false;
+        return true;
+      };
+      await waitFor(async () => {
+        const saved = await checkpoints.load(processor.name, 0);
+        return saved !== undefined && covers((partition, topic) => saved.positions[`${topic}#${partition}`]);
+      }, 'the checkpoint to cover every input', 10_000);
+      refusing = false;
+      const committed = new Map<string, number>();
+      await waitFor(async () => {
+        for (const topic of processor.inputs) for (const c of await log.committedOffsets(processor.name, topic)) committed.set(`${topic}#${c.partition}`, c.offset);
+        return covers((partition, topic) => committed.get(`${topic}#${partition}`));
+      }, 'the group to commit the end of every input', 10_000);
+      expect(refused).toBeGreaterThan(0);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { writeFileAtomic } from '../../../infra/fs/atomic-write.ts';
 import { processAlive } from '../../../infra/fs/process-alive.ts';
-import type { Checkpoint, CheckpointStore } from './port.ts';
+import type { Checkpoint, SerializedCheckpointStore } from './port.ts';
 
 /**
  * Checkpoints as files under `<data dir>/state/<processor>/<partition>.ckpt` (v8 structured
@@ -12,7 +12,7 @@ import type { Checkpoint, CheckpointStore } from './port.ts';
  * store (cached.ts). Losing them only costs a replay of the inputs from offset 0, which
  * rebuilds the same state.
  */
-export class FileCheckpoints implements CheckpointStore {
+export class FileCheckpoints implements SerializedCheckpointStore {
   constructor(private readonly dir: string) {}
 
   async load<State>(processor: string, partition: number): Promise<Checkpoint<State> | undefined> {
@@ -25,9 +25,13 @@ export class FileCheckpoints implements CheckpointStore {
     }
   }
 
-  async save<State>(processor: string, partition: number, checkpoint: Checkpoint<State>): Promise<void> {
+  save<State>(processor: string, partition: number, checkpoint: Checkpoint<State>): Promise<void> {
+    return this.saveSerialized(processor, partition, serialize(checkpoint));
+  }
+
+  async saveSerialized(processor: string, partition: number, bytes: Buffer): Promise<void> {
     await mkdir(join(this.dir, encodeURIComponent(processor)), { recursive: true });
-    await writeFileAtomic(this.path(processor, partition), serialize(checkpoint));
+    await writeFileAtomic(this.path(processor, partition), bytes);
   }
 
   /**

@@ -18,6 +18,11 @@ export interface CheckpointStore {
   save<State>(processor: string, task: number, checkpoint: Checkpoint<State>): Promise<void>;
 }
 
+/** A store that can also keep a checkpoint serialised beforehand (v8 structured serialisation). */
+export interface SerializedCheckpointStore extends CheckpointStore {
+  saveSerialized(processor: string, task: number, bytes: Buffer): Promise<void>;
+}
+
 /**
  * How much input a checkpoint covers. A task processes its inputs in one deterministic merge
  * order, so of two checkpoints of the same task the one covering more input is the later one.

@@ -3,7 +3,7 @@ import { deserialize, serialize } from 'node:v8';
 import type { AnalyticalStore } from '../../../infra/store/port.ts';
 import { columns, sql, table } from '../../../infra/store/sql-literal.ts';
 import { defineTable } from '../../../infra/store/table.ts';
-import type { Checkpoint, CheckpointStore } from './port.ts';
+import type { Checkpoint, SerializedCheckpointStore } from './port.ts';
 
 /**
  * Checkpoints kept in the analytical store, so that a processors process on any machine can
@@ -58,7 +58,7 @@ interface SavedCheckpoint {
   digest: string;
 }
 
-export class StoreCheckpoints implements CheckpointStore {
+export class StoreCheckpoints implements SerializedCheckpointStore {
   private readonly placements = new Map<string, Placement>();
 
   /** `store` serves processor_checkpoints among its tables. */
@@ -84,9 +84,12 @@ export class StoreCheckpoints implements CheckpointStore {
     return undefined;
   }
 
-  async save<State>(processor: string, task: number, checkpoint: Checkpoint<State>): Promise<void> {
+  save<State>(processor: string, task: number, checkpoint: Checkpoint<State>): Promise<void> {
+    return this.saveSerialized(processor, task, serialize(checkpoint));
+  }
+
+  async saveSerialized(processor: string, task: number, bytes: Buffer): Promise<void> {
     const placement = this.placements.get(placementKey(processor, task)) ?? (await this.readPlacement(processor, task));
-    const bytes = serialize(checkpoint);
     const digest = digestOf(bytes);
     const slot = placement.complete[0]?.slot === 0 ? 1 : 0;
     const generation = placement.newestGeneration + 1;

@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
+import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
+import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
+import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
+import { waitFor } from '../infra/wait.ts';
+import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
+import { notMeasured, report } from './results.ts';
+
+const run = promisify(execFile);
+const SESSION_TIMEOUT_MS = 6_000;
+/** A world the mock broker holds whole (it keeps about 5 MB per partition). */
+const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '120', '--end', '2026-06-01T00:00:00Z'];
+
+/**
+ * Scale-out: how long a processors replica takes to take the quant engine over from one
+ * killed with -9, in the distributed mode on one machine (the Kafka mock broker, a schema
+ * registry and ClickHouse, as `tqa peers` runs them; two `tqa start --roles processors`
+ * processes on data dirs of their own, so the replica restores the checkpoint the other saved
+ * in the store). Measured from the kill to the replica's first commit of input beyond what
+ * the killed one had committed; the broker's session timeout, which it waits before moving
+ * the partitions, is the baseline. The engine's events/s with 2 tasks against 1 is not
+ * measured: the engine is one task.
+ */
+export async function benchScale(): Promise<void> {
+  notMeasured(
+    'quant engine events/s, 2 tasks against 1',
+    '≥ 1.7×',
+    'the quant engine runs as one task (every module in one event-time order); the keyed stages that would let a second task share its work are not built',
+  );
+  const dirs: string[] = [];
+  const newDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const [broker, registry, clickhouse] = await Promise.all([startMockBroker(), startSchemaRegistryServer(), startClickHouseServer()]);
+  const roles = new RoleProcesses();
+  const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'bench-scale', idempotent: false, logger: pino({ level: 'silent' }) });
+  try {
+    const env = {
+      ...process.env,
+      TQA_LOG: 'kafka',
+      TQA_STORE: 'clickhouse',
+      KAFKA_BROKERS: broker.brokers,
+      KAFKA_IDEMPOTENT: 'false',
+      KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
+      SCHEMA_REGISTRY_URL: registry.url,
+      CLICKHOUSE_URL: clickhouse.url,
+      TQA_SIM: 'off',
+      LOG_LEVEL: 'info',
+    };
+    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: { ...env, TQA_DATA_DIR: await newDir() } });
+    const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
+    const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
+
+    await waitFor(async () => (await engineProgress(log)).committed > 0, 'the engine to commit a checkpoint', 120_000);
+    const holder = processors.find(holdsEngine);
+    if (!holder) throw new Error('neither processors process holds the engine');
+    const replica = processors.find((p) => p !== holder)!;
+    const loadsBefore = engineCheckpointLoads(replica).length;
+    await roles.stop(holder, 'SIGKILL');
+    const killedAt = Date.now();
+    const atKill = await engineProgress(log);
+    if (atKill.committed >= atKill.end) throw new Error('the engine had finished its input before the kill: nothing to take over');
+
+    let assignedAt: number | undefined;
+    const resumedAt = await waitFor(
+      async () => {
+        assignedAt ??= holdsEngine(replica) ? Date.now() : undefined;
+        return (await engineProgress(log)).committed > atKill.committed ? Date.now() : undefined;
+      },
+      'the replica to commit input beyond the killed process',
+      120_000,
+    );
+    const load = engineCheckpointLoads(replica).slice(loadsBefore).find((l) => l.source === 'store');
+    const loadedAt = load ? Date.parse(load.time) : undefined;
+    const takeoverMs = resumedAt - killedAt;
+    process.stdout.write(
+      `replica takeover after kill -9: ${takeoverMs} ms to its first commit beyond the killed process ` +
+        `(partitions assigned after ${assignedAt === undefined ? '?' : assignedAt - killedAt} ms, checkpoint loaded from the store after ` +
+        `${loadedAt === undefined ? '?' : loadedAt - killedAt} ms, covering ${load?.inputCovered ?? 0} of ${atKill.end} input records; session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
+    );
+    report({
+      figure: 'replica takeover of the quant engine after kill -9 (Kafka mock, checkpoint in ClickHouse)',
+      value: takeoverMs,
+      unit: 'ms',
+      baseline: { name: 'broker session timeout', value: SESSION_TIMEOUT_MS },
+      note: `to the replica's first commit beyond the killed process (checkpoints every 500 ms); checkpoint loaded from the store after ${loadedAt === undefined ? '?' : loadedAt - killedAt} ms`,
+    });
+    if (!load) throw new Error(`the replica did not load the engine's checkpoint from the store: ${tail(replica)}`);
+  } finally {
+    await roles.stopAll();
+    await log.close();
+    await Promise.all([broker.stop(), registry.close(), clickhouse.stop()]);
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  }
+}
+
+function tail(proc: RoleProcess): string {
+  return proc.stderr().slice(-2000);
+}

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
+import type { EventLog } from '../../infra/log/port.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+
+/** `tqa` commands run as processes of their own, as a user runs the roles; for the tests and the benchmarks. */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface RoleProcess {
+  child: ChildProcess;
+  /** Everything the process wrote on stderr so far (its JSON log lines). */
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/** The `tqa` processes one test or benchmark started, so that whatever is left can be stopped at its end. */
+export class RoleProcesses {
+  private readonly running = new Set<RoleProcess>();
+
+  start(args: string[], env: NodeJS.ProcessEnv): RoleProcess {
+    // Its own process group, so a kill reaches every process it started.
+    const child = spawn(process.execPath, ['bin/tqa.js', ...args], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stdout!.resume();
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const proc = { child, stderr: () => err, exited };
+    this.running.add(proc);
+    return proc;
+  }
+
+  /** Signals the process's group and resolves with its exit code (null when a signal ended it). */
+  async stop(proc: RoleProcess, signal: NodeJS.Signals): Promise<number | null> {
+    signalGroup(proc.child, signal);
+    const code = await proc.exited;
+    this.running.delete(proc);
+    return code;
+  }
+
+  /** Still running: those `keep` does not pick are killed (-9) first, then `keep`'s stopped with SIGTERM. */
+  async stopAll(keep: (proc: RoleProcess) => boolean = () => false): Promise<void> {
+    for (const proc of [...this.running].filter((p) => !keep(p))) await this.stop(proc, 'SIGKILL');
+    for (const proc of [...this.running]) await this.stop(proc, 'SIGTERM');
+  }
+
+  all(): RoleProcess[] {
+    return [...this.running];
+  }
+}
+
+/** The input the quant engine's saved state covers, and the input there is, over every partition of its inputs. */
+export async function engineProgress(log: EventLog): Promise<{ committed: number; end: number }> {
+  let committed = 0;
+  let end = 0;
+  for (const topic of quantEngine.inputs) {
+    for (const p of await log.committedOffsets(quantEngine.name, topic)) committed += p.offset;
+    for (const p of await log.endOffsets(topic)) end += p.offset;
+  }
+  return { committed, end };
+}
+
+/** On Kafka: whether the process's last join of the engine's group gave it the partitions (another member waits as a standby). */
+export function holdsEngine(proc: RoleProcess): boolean {
+  const joins = proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
+  return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
+}
+
+/** How much input the quant engine's checkpoint covered when `proc` loaded it from the store (0: it did not). */
+export function restoredFromStore(proc: RoleProcess): number {
+  return Math.max(0, ...engineCheckpointLoads(proc).filter((l) => l.source === 'store').map((l) => l.inputCovered));
+}
+
+/** The quant engine's checkpoint loads the process logged (with TQA_CHECKPOINTS=store). */
+export function engineCheckpointLoads(proc: RoleProcess): { source: string; inputCovered: number; time: string }[] {
+  return proc
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('"msg":"checkpoint loaded"') && line.includes(`"processor":"${quantEngine.name}"`))
+    .map((line) => JSON.parse(line) as { source: string; inputCovered: number; time: string });
+}
