@@ -78,12 +78,15 @@ export class ConfigError extends Error {
   }
 }
 
+/** The settings together: what one variable allows may depend on another. */
+const ConsistentConfig = ConfigSchema.refine((c) => !(c.TQA_CHECKPOINTS === 'store' && c.TQA_STORE === 'duckdb'), {
+  path: ['TQA_CHECKPOINTS'],
+  message: 'store needs TQA_STORE=clickhouse: the embedded store is open in one process only',
+});
+
 /** Reads the configuration from an environment; throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = ConfigSchema.refine((c) => !(c.TQA_CHECKPOINTS === 'store' && c.TQA_STORE === 'duckdb'), {
-    path: ['TQA_CHECKPOINTS'],
-    message: 'store needs TQA_STORE=clickhouse: the embedded store is open in one process only',
-  }).safeParse(env);
+  const parsed = ConsistentConfig.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((issue) => ({
