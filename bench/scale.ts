@@ -9,7 +9,7 @@ import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
 import { waitFor } from '../infra/wait.ts';
-import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
+import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
 import { notMeasured, report } from './results.ts';
 
 const run = promisify(execFile);
@@ -79,29 +79,25 @@ export async function benchScale(): Promise<void> {
       120_000,
     );
     const load = engineCheckpointLoads(replica).slice(loadsBefore).find((l) => l.source === 'store');
-    const loadedAt = load ? Date.parse(load.time) : undefined;
+    const loadedAfter = load ? `${Date.parse(load.time) - killedAt}` : '?';
     const takeoverMs = resumedAt - killedAt;
     process.stdout.write(
       `replica takeover after kill -9: ${takeoverMs} ms to its first commit beyond the killed process ` +
         `(partitions assigned after ${assignedAt === undefined ? '?' : assignedAt - killedAt} ms, checkpoint loaded from the store after ` +
-        `${loadedAt === undefined ? '?' : loadedAt - killedAt} ms, covering ${load?.inputCovered ?? 0} of ${atKill.end} input records; session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
+        `${loadedAfter} ms, covering ${load?.inputCovered ?? 0} of ${atKill.end} input records; session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
     );
     report({
       figure: 'replica takeover of the quant engine after kill -9 (Kafka mock, checkpoint in ClickHouse)',
       value: takeoverMs,
       unit: 'ms',
       baseline: { name: 'broker session timeout', value: SESSION_TIMEOUT_MS },
-      note: `to the replica's first commit beyond the killed process (checkpoints every 500 ms); checkpoint loaded from the store after ${loadedAt === undefined ? '?' : loadedAt - killedAt} ms`,
+      note: `to the replica's first commit beyond the killed process (checkpoints every 500 ms); checkpoint loaded from the store after ${loadedAfter} ms`,
     });
-    if (!load) throw new Error(`the replica did not load the engine's checkpoint from the store: ${tail(replica)}`);
+    if (!load) throw new Error(`the replica did not load the engine's checkpoint from the store: ${replica.stderr().slice(-2000)}`);
   } finally {
     await roles.stopAll();
     await log.close();
     await Promise.all([broker.stop(), registry.close(), clickhouse.stop()]);
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   }
-}
-
-function tail(proc: RoleProcess): string {
-  return proc.stderr().slice(-2000);
 }

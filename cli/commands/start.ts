@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { stateFile } from '../../infra/feeds/sim/state-store.ts';
+import { Reopenable } from '../../infra/reopenable.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -36,14 +37,14 @@ export const startCommand: CliCommand = {
     const catchUp = new CatchUpMonitor({ log: services.log, logger, seeding: seeds ? () => !existsSync(stateFile(config.TQA_DATA_DIR)) : undefined });
     const works = names.includes('processors') || names.includes('projections');
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
-    let store: Promise<AnalyticalStore<ProjectionTables>> | undefined;
+    const store = new Reopenable(() => openStore(config, logger));
     const running: RunningRole[] = [];
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
     const stopAll = async () => {
       await catchUp.stop();
       for (const role of running) await role.stop();
       // Last: the roles that read or wrote it are done with it.
-      await (await store?.catch(() => undefined))?.close();
+      await (await store.opened())?.close();
       await services.close();
     };
     try {
@@ -52,9 +53,8 @@ export const startCommand: CliCommand = {
           config,
           logger: logger.child({ role: role.name }),
           services,
-          // A store that failed to open (down) is tried again at the next call.
-          store: () => (store ??= openStore(config, logger).catch((err: unknown) => ((store = undefined), Promise.reject(err)))),
-          shareStore: (shared: AnalyticalStore<ProjectionTables>) => (store = Promise.resolve(shared)),
+          store: () => store.get(),
+          shareStore: (shared: AnalyticalStore<ProjectionTables>) => store.replace(shared),
           stdout,
           catchUp,
         };

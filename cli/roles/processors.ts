@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { Reopenable } from '../../infra/reopenable.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
@@ -15,15 +16,7 @@ function checkpointsOf({ config, logger, store, services }: RoleContext, process
   const files = new FileCheckpoints(join(config.TQA_DATA_DIR, 'state'));
   const where = config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
   if (where === 'local') return files;
-  let shared: Promise<StoreCheckpoints> | undefined;
-  const openShared = () =>
-    (shared ??= store().then(
-      (opened) => new StoreCheckpoints(opened),
-      (err: unknown) => {
-        shared = undefined; // the store is down: the next save or load tries to open it again
-        throw err;
-      },
-    ));
+  const shared = new Reopenable(async () => new StoreCheckpoints(await store()));
   // The group commits only what a saved checkpoint covers: no commit, no checkpoint anywhere.
   const everSaved = async () => {
     for (const topic of processor.inputs) {
@@ -31,7 +24,7 @@ function checkpointsOf({ config, logger, store, services }: RoleContext, process
     }
     return false;
   };
-  return new CachedCheckpoints(files, openShared, everSaved, logger);
+  return new CachedCheckpoints(files, () => shared.get(), everSaved, logger);
 }
 
 /** One processor in its own consumer group. */
