@@ -45,6 +45,8 @@ const ConfigSchema = z.object({
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('tqa'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   STREAM_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
+  /** Where `tqa start` answers GET /healthz for an orchestrator's probe (every role, also those without HTTP). Unset: no health port. */
+  TQA_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Where clients reach the stream (what GET /v1/stream/info announces, plus /v1/stream). Unset: ws://localhost:<STREAM_PORT>. */
   TQA_STREAM_PUBLIC_URL: z.string().regex(/^wss?:\/\/[^/?#]+(\/[^?#]*)?$/, 'must be a ws:// or wss:// URL without query').optional(),
   /** `auto`: on a data dir without a simulation, seed a history, then run it live; `off`: no simulated feed. */

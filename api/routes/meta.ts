@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
 import { ANALOG_K_DEFAULT, ANALOG_K_MAX, ANALOG_MODEL_VERSION, CONFIDENCE_RULES, SAME_TOKEN_WINDOW_MS } from '../../processors/quant-engine/analogs/analogs.ts';
 import { ANALOG_COMPONENTS } from '../../processors/quant-engine/analogs/vector.ts';
@@ -8,19 +7,18 @@ import { signalRuleDocs } from '../../processors/quant-engine/signals/rules.ts';
 import { formatAge } from '../../processors/quant-engine/snapshots/snapshots.ts';
 import { datasetFreshness, type DatasetFreshness } from '../../projections/read-models/freshness.ts';
 import { DIVERGENCE_STATES, SCORE_NAMES } from '../../schemas/records/primitives.ts';
-import { StoreError } from '../../infra/store/errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { DATASET, header, iso } from '../schemas/common.ts';
 import {
   HEALTH_STALE_AFTER_MS,
   HealthSchema,
   ModelsSchema,
-  PROBE_TIMEOUT_MS,
   STREAM_EVENTS,
   STREAM_LIMITS,
   StreamInfoSchema,
   type Health,
 } from '../schemas/meta.ts';
+import { probeProvider } from '../services/provider-probe.ts';
 import type { RouteDeps } from './deps.ts';
 import type { RouteGroup } from './group.ts';
 
@@ -39,25 +37,6 @@ export function metaRoutes({ log, store, logger, now, startedAt, streams, proces
     handler: () => documentation,
   });
 
-  /** Runs a provider's probe; a failure or a probe slower than PROBE_TIMEOUT_MS marks it down. */
-  async function probe<T>(name: Health['providers'][number]['name'], run: () => Promise<T>) {
-    const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ProbeTimeout()), PROBE_TIMEOUT_MS);
-    });
-    const latencyMs = () => Math.round((performance.now() - started) * 100) / 100;
-    try {
-      const value = await Promise.race([run(), timeout]);
-      return { health: { name, status: 'ok' as const, latencyMs: latencyMs(), error: null }, value };
-    } catch (err) {
-      logger.warn({ err, provider: name }, 'health probe failed');
-      return { health: { name, status: 'down' as const, latencyMs: latencyMs(), error: errorCode(err) }, value: null };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   const health = defineRoute({
     method: 'GET',
     path: '/v1/health',
@@ -73,7 +52,7 @@ export function metaRoutes({ log, store, logger, now, startedAt, streams, proces
     handler: async (): Promise<Health> => {
       const at = now();
       // The store's probe is the freshness read itself: one cheap query answers both.
-      const [eventLog, analyticalStore] = await Promise.all([probe('event_log', () => log.listTopics()), probe('analytical_store', () => datasetFreshness(store))]);
+      const [eventLog, analyticalStore] = await Promise.all([probeProvider('event_log', () => log.listTopics(), logger), probeProvider('analytical_store', () => datasetFreshness(store), logger)]);
       const providers = [eventLog.health, analyticalStore.health];
       const lag = processing?.() ?? null;
       return {
@@ -107,21 +86,6 @@ export function metaRoutes({ log, store, logger, now, startedAt, streams, proces
   });
 
   return { routes: [models, health, stream] };
-}
-
-class ProbeTimeout extends Error {
-  readonly code = 'TIMEOUT';
-  constructor() {
-    super(`no answer within ${PROBE_TIMEOUT_MS} ms`);
-  }
-}
-
-/** The failure as a code: the message can name hosts and paths, so it goes to the log only (the endpoint is public). */
-function errorCode(err: unknown): string {
-  if (err instanceof StoreError || err instanceof ProbeTimeout) return err.code;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  return err instanceof Error ? err.name : 'UNKNOWN';
 }
 
 function freshnessAt(f: DatasetFreshness, at: number): Health['freshness'][number] {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { stateFile } from '../../infra/feeds/sim/state-store.ts';
@@ -8,6 +9,7 @@ import { openStore } from '../../projections/open-store.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
 import { CatchUpMonitor, catchUpProgress } from '../catch-up.ts';
 import type { CliCommand } from '../command.ts';
+import { startHealthPort } from '../health-port.ts';
 import { UsageError } from '../command.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
 import type { RunningRole } from '../roles/role.ts';
@@ -39,8 +41,10 @@ export const startCommand: CliCommand = {
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     const store = new Reopenable(() => openStore(config, logger));
     const running: RunningRole[] = [];
+    let healthPort: Server | undefined;
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
     const stopAll = async () => {
+      healthPort?.close();
       await catchUp.stop();
       for (const role of running) await role.stop();
       // Last: the roles that read or wrote it are done with it.
@@ -60,8 +64,11 @@ export const startCommand: CliCommand = {
         };
         running.unshift(await role.start(ctx));
       }
+      if (config.TQA_HEALTH_PORT !== undefined) {
+        healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: () => store.opened(), catchUp, logger });
+      }
     } catch (err) {
-      // A role that cannot start (its port is taken) ends the start: the roles already running
+      // A role that cannot start (its port is taken, or the health port's) ends the start: the roles already running
       // stop too, or their threads and servers would keep the process alive, doing half the work.
       await stopAll().catch((stopErr: unknown) => logger.error({ err: stopErr }, 'stopping the roles started failed'));
       throw err;

@@ -94,8 +94,10 @@ describe('the distributed roles as separate processes on tqa peers', () => {
 
     // Frequent checkpoints, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
-    const processorsEnv = async () => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
-    const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
+    // Each answers an orchestrator's probe on a health port of its own.
+    const healthPorts = await freePorts(2);
+    const processorsEnv = async (i: number) => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500', TQA_HEALTH_PORT: String(healthPorts[i]) });
+    const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv(0)), roles.start(['start', '--roles', 'processors'], await processorsEnv(1))];
     const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
     const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
     let atKill: { committed: number; end: number };
@@ -117,6 +119,9 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     expect(standby.child.exitCode, standby.stderr().slice(-2000)).toBeNull();
     expect(holdsEngine(standby), 'the standby took the engine over').toBe(true);
     expect(restoredFromStore(standby), 'the standby resumed from the checkpoint in the store').toBeGreaterThan(0);
+    const health = await fetch(`http://127.0.0.1:${healthPorts[processors.indexOf(standby)]}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', roles: ['processors'], providers: [{ name: 'event_log', status: 'ok' }] });
     expect(front.child.exitCode, front.stderr().slice(-2000)).toBeNull();
 
     const embeddedDir = await newDir();
