@@ -295,6 +295,8 @@ export class ProcessorRuntime<State> {
    * next one bigger rather than stalling the task.
    */
   private async advance(task: Task<State>): Promise<void> {
+    // Jobs queued before the task failed still hold it; its state is dropped (forget()).
+    if (!this.isCurrent(task)) return;
     this.advancing++;
     try {
       await this.advanceTask(task);
@@ -367,7 +369,13 @@ export class ProcessorRuntime<State> {
     const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, task.lastSaveMs / (this.options.checkpointSaveShare ?? 0.05));
     if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) await this.checkpoint(task);
     // A task with nothing new to save would otherwise never offer its last positions again.
-    else if (!task.dirty && task.uncommitted && Date.now() - task.lastCommitAt >= interval) this.commit(task, task.uncommitted);
+    // Only while this member holds some of its partitions: a standby's is the holder's to commit.
+    else if (!task.dirty && task.uncommitted && Date.now() - task.lastCommitAt >= interval && this.holdsAny(task)) this.commit(task, task.uncommitted);
+  }
+
+  private holdsAny(task: Task<State>): boolean {
+    const held = this.consumer?.assignment() ?? [];
+    return task.sources.some((s) => held.some((h) => h.topic === s.topic && h.partition === s.partition));
   }
 
   /**
@@ -540,6 +548,8 @@ export class ProcessorRuntime<State> {
   /** Saves the task's state with the positions it covers, then commits those positions to the group. */
   private async checkpoint(task: Task<State>): Promise<void> {
     await this.producing.get(task.id);
+    // A dropped state may cover records whose outputs never reached the log: saving it would lose them.
+    if (!this.isCurrent(task)) return;
     if (task.dirty) {
       const started = performance.now();
       await this.options.checkpoints.save(this.processor.name, task.id, {
@@ -577,6 +587,11 @@ export class ProcessorRuntime<State> {
       );
   }
 
+  /** False once the task failed and was dropped for a new one from its checkpoint. */
+  private isCurrent(task: Task<State>): boolean {
+    return this.tasks.get(task.id) === task;
+  }
+
   private async task(id: number): Promise<Task<State>> {
     const existing = this.tasks.get(id);
     if (existing) return existing;
@@ -599,7 +614,9 @@ export class ProcessorRuntime<State> {
       lastCheckpointAt: Date.now(),
       lastSaveMs: 0,
       inBacklog: false,
-      uncommitted: undefined,
+      // The checkpoint may be ahead of the group's offsets (a commit refused, or the process
+      // ended between the save and the commit): offered once more, or the lag stays for good.
+      uncommitted: usable ? sources.map(({ id: source, topic, partition }) => ({ topic, partition, offset: positions[source] })) : undefined,
       lastCommitAt: 0,
     };
     this.tasks.set(id, task);

@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventLog } from '../../infra/log/port.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention } from '../../schemas/records.ts';
@@ -49,6 +51,38 @@ async function runToEnd(dir: string, maxBatchRecords: number, parallelism: 'part
 
 async function decodeAll(codec: Codec, topic: string, values: Buffer[]) {
   return Promise.all(values.map((v) => codec.decode(topic, v)));
+}
+
+/** The log with a group that refuses every commit while `refusing`, as a broker refuses those of a member it expired. */
+function refusingCommits(log: EventLog) {
+  const group = { refusing: true, refused: 0, log };
+  group.log = new Proxy(log, {
+    get(target, prop, receiver) {
+      if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+      return (options: Parameters<EventLog['consumer']>[0]) => {
+        const consumer = target.consumer(options);
+        const commit = consumer.commit.bind(consumer);
+        consumer.commit = (offsets) => (group.refusing && ++group.refused ? Promise.reject(new Error('the coordinator is not aware of this member')) : commit(offsets));
+        return consumer;
+      };
+    },
+  });
+  return group;
+}
+
+/** Whether `positions` (by `topic#partition`) reach the end of every non-empty input partition. */
+async function coversEveryInput(log: EventLog, processor: Processor<unknown>, positions: Record<string, number> | undefined): Promise<boolean> {
+  if (!positions) return false;
+  for (const topic of processor.inputs) {
+    for (const end of await log.endOffsets(topic)) if (end.offset > 0 && positions[`${topic}#${end.partition}`] !== end.offset) return false;
+  }
+  return true;
+}
+
+async function groupCoversEveryInput(log: EventLog, processor: Processor<unknown>): Promise<boolean> {
+  const committed: Record<string, number> = {};
+  for (const topic of processor.inputs) for (const c of await log.committedOffsets(processor.name, topic)) committed[`${topic}#${c.partition}`] = c.offset;
+  return coversEveryInput(log, processor, committed);
 }
 
 describe('processor runtime', () => {
@@ -144,6 +178,47 @@ describe('processor runtime', () => {
     expect(seen.size).toBe(expected.size);
   }, 120_000);
 
+  it('loses no output when an append fails while more work for the task is queued behind it', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    // The fifth append fails after a while, as a produce does when the broker stops answering;
+    // meanwhile the idle checks queue more work for the task that is failing.
+    let appends = 0;
+    const failingLog = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'append') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<typeof log.append>) => {
+          if (++appends !== 5) return target.append(...args);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          throw new Error('Request Produce timed out');
+        };
+      },
+    });
+    const runtime = new ProcessorRuntime({
+      processor: orderSensitiveProcessor('order-sensitive'),
+      log: failingLog,
+      codec,
+      checkpoints: new FileCheckpoints(join(dir, 'state')),
+      logger: silentLogger,
+      maxBatchRecords: 25,
+      checkpointIntervalMs: 0,
+      idleCheckMs: 5,
+    });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+    expect(appends).toBeGreaterThan(5);
+    const faulty = await outputsByKey(dir);
+    const expected = new Set(reference.records.map((r) => r.value!.toString('hex')));
+    const seen = new Set(faulty.records.map((r) => r.value!.toString('hex')));
+    expect([...expected].filter((value) => !seen.has(value)), 'outputs lost').toEqual([]);
+    expect([...seen].filter((value) => !expected.has(value)), 'outputs a run without the fault does not make').toEqual([]);
+  });
+
   it('saves a checkpoint on reaching the end of a backlog, however far its spacing puts the next one', async () => {
     const checkpointAfterCatchingUp = async (backlogRecords: number) => {
       const dir = await newDir();
@@ -178,42 +253,45 @@ describe('processor runtime', () => {
     const processor = orderSensitiveProcessor('order-sensitive', 'single');
     // The group refuses every commit until the task has saved its last checkpoint, as a broker
     // back from an outage refuses those of a member it expired meanwhile.
-    let refusing = true;
-    let refused = 0;
-    const refusingLog = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-        return (options: Parameters<typeof log.consumer>[0]) => {
-          const consumer = target.consumer(options);
-          const commit = consumer.commit.bind(consumer);
-          consumer.commit = (offsets) => (refusing && ++refused ? Promise.reject(new Error('the coordinator is not aware of this member')) : commit(offsets));
-          return consumer;
-        };
-      },
-    });
+    const group = refusingCommits(log);
     const checkpoints = new FileCheckpoints(join(dir, 'state'));
-    const runtime = new ProcessorRuntime({ processor, log: refusingLog, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
     void runtime.start();
     try {
       await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-      const ends = async (topic: string) => (await log.endOffsets(topic)).filter((e) => e.offset > 0);
-      const covers = async (positions: (partition: number, topic: string) => number | undefined) => {
-        for (const topic of processor.inputs) if ((await ends(topic)).some((e) => positions(e.partition, topic) !== e.offset)) return false;
-        return true;
-      };
-      await waitFor(async () => {
-        const saved = await checkpoints.load(processor.name, 0);
-        return saved !== undefined && covers((partition, topic) => saved.positions[`${topic}#${partition}`]);
-      }, 'the checkpoint to cover every input', 10_000);
-      refusing = false;
-      const committed = new Map<string, number>();
-      await waitFor(async () => {
-        for (const topic of processor.inputs) for (const c of await log.committedOffsets(processor.name, topic)) committed.set(`${topic}#${c.partition}`, c.offset);
-        return covers((partition, topic) => committed.get(`${topic}#${partition}`));
-      }, 'the group to commit the end of every input', 10_000);
-      expect(refused).toBeGreaterThan(0);
+      await waitFor(async () => coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions), 'the checkpoint to cover every input', 10_000);
+      group.refusing = false;
+      await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
+      expect(group.refused).toBeGreaterThan(0);
     } finally {
       await runtime.stop();
+      await log.close();
+    }
+  });
+
+  it('commits the checkpoint a task resumes from when the group never took it', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    // The first run's every commit is refused: its checkpoints cover all input, the group nothing.
+    const group = refusingCommits(log);
+    const first = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    void first.start();
+    try {
+      await waitFor(() => first.caughtUp(), 'the first run to process every input', 60_000);
+    } finally {
+      await first.stop();
+    }
+    expect(await coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions)).toBe(true);
+    expect(await groupCoversEveryInput(log, processor)).toBe(false);
+    // A second run with no new input: nothing to process, nothing new to save.
+    const second = new ProcessorRuntime({ processor, log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    void second.start();
+    try {
+      await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit what the checkpoint covers', 10_000);
+    } finally {
+      await second.stop();
       await log.close();
     }
   });

@@ -64,8 +64,12 @@ export class KafkaLogConsumer implements LogConsumer {
   }
 
   async commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void> {
+    if (this.stopping) return;
+    // Between generations (kafkajs gave the member up and a new one is joining) nothing is
+    // held yet: say so, or the caller would take its positions for committed.
+    if (!this.consumer || this.assigned.length === 0) throw new Error(`${this.options.groupId}: not a member of the group right now; commit again once it has joined`);
     const held = offsets.filter((o) => this.holds(o.topic, o.partition));
-    if (held.length === 0 || this.stopping || !this.consumer) return;
+    if (held.length === 0) return;
     await this.consumer.commitOffsets(held.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })));
   }
 
