@@ -75,6 +75,12 @@ export interface ConsumerOptions {
    * processor whose one task reads them all. (The file log's groups are always so.)
    */
   exclusive?: boolean;
+  /**
+   * Called after a re-balance gave partitions this member held to another member (Kafka): a
+   * caller that keeps state per partition drops it. Not called when a member joins again with
+   * the partitions it had, nor on stop.
+   */
+  onRevoked?(partitions: TopicPartition[]): void;
 }
 
 export interface BatchContext {

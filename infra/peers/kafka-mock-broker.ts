@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { aptInstall, peerStop } from './peer-process.ts';
+import { aptInstall, peerStop, signalGroup } from './peer-process.ts';
 import { waitFor } from '../wait.ts';
 
 const run = promisify(execFile);
@@ -9,6 +9,13 @@ const run = promisify(execFile);
 export interface MockBroker {
   /** bootstrap address, host:port */
   brokers: string;
+  /**
+   * Freezes the broker (SIGSTOP): connections stay open but nothing is answered, as with a
+   * broker hung or cut off by the network. The mock keeps nothing across a restart, so this is
+   * how a test takes a broker away and gives it back with its log.
+   */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -39,7 +46,9 @@ export async function startMockBroker(): Promise<MockBroker> {
   try {
     const brokers = await bootstrapAddress(child);
     await waitUntilServing(brokers);
-    return { brokers, stop };
+    const resume = () => signalGroup(child, 'SIGCONT');
+    // A frozen broker would not see its pipe close nor take SIGTERM.
+    return { brokers, pause: () => signalGroup(child, 'SIGSTOP'), resume, stop: () => (resume(), stop()) };
   } catch (err) {
     await stop();
     throw err;

@@ -173,6 +173,7 @@ export class ProcessorRuntime<State> {
         const task = await this.serial(() => this.task(this.taskId(partition)));
         return task.positions[sourceId(topic, partition)];
       },
+      onRevoked: () => void this.serial(async () => this.dropHandedOver()),
     });
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
@@ -371,6 +372,19 @@ export class ProcessorRuntime<State> {
     // A task with nothing new to save would otherwise never offer its last positions again.
     // Only while this member holds some of its partitions: a standby's is the holder's to commit.
     else if (!task.dirty && task.uncommitted && Date.now() - task.lastCommitAt >= interval && this.holdsAny(task)) this.commit(task, task.uncommitted);
+  }
+
+  /**
+   * Drops the tasks whose partitions a re-balance gave to another member: their owner's state
+   * is the one that advances now, and this one, kept, would go on costing memory and be saved
+   * over the owner's newer checkpoint on stop.
+   */
+  private dropHandedOver(): void {
+    for (const task of [...this.tasks.values()]) {
+      if (this.holdsAny(task)) continue;
+      this.tasks.delete(task.id);
+      this.logger.info({ task: task.id }, 'task handed over to another member; its state here is dropped');
+    }
   }
 
   private holdsAny(task: Task<State>): boolean {

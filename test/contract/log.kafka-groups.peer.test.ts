@@ -70,7 +70,8 @@ describe('Kafka consumer groups (mock broker)', () => {
     await log.ensureTopics([{ name: topic, partitions: PARTITIONS, cleanupPolicy: 'delete', retentionMs: -1, retentionBytes: -1 }]);
     await log.append(topic, records(0, 400));
     const groupId = `g-${randomUUID().slice(0, 8)}`;
-    const a = member(log.consumer({ groupId, topics: [topic], fromBeginning: true }));
+    const revokedFromA: number[] = [];
+    const a = member(log.consumer({ groupId, topics: [topic], fromBeginning: true, onRevoked: (partitions) => revokedFromA.push(...partitions.map((p) => p.partition)) }));
     const b = member(log.consumer({ groupId, topics: [topic], fromBeginning: true }));
     // The second member joins once the first holds the group: a scale-out. (Two first joins
     // at once make librdkafka's mock refuse a SyncGroup now and then; the consumer retries it,
@@ -86,6 +87,8 @@ describe('Kafka consumer groups (mock broker)', () => {
       30_000,
     );
     expect([...a.partitions(), ...b.partitions()].sort()).toEqual([0, 1, 2, 3]);
+    // A is told which of its partitions went to B, and only those.
+    expect(revokedFromA).toEqual(expect.arrayContaining(b.partitions()));
     await waitFor(() => values([...a.seen, ...b.seen]).size === 400, 'the first 400 records');
 
     // Stop A while its handler holds a batch: stop() must let the batch finish and commit it.

@@ -1,43 +1,21 @@
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
-import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
-import type { MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
-import {
-  derivedCount,
-  expectKillsLanded,
-  expectSameOutputs,
-  killStartedRoles,
-  runWithFaults,
-  runWithoutFaults,
-  seededKafkaWorld,
-  type World,
-} from './crash-recovery.scenario.ts';
+import { derivedCount, expectKillsLanded, expectSameOutputs, KafkaWorlds, runWithFaults, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
 
 describe('kill -9 of the engine and the projections during a catch-up, on the Kafka protocol broker', () => {
-  let registry: SchemaRegistryServer;
-  const brokers: MockBroker[] = [];
-  const worlds: World[] = [];
+  let worlds: KafkaWorlds;
 
   beforeAll(async () => {
-    registry = await startSchemaRegistryServer();
+    worlds = await KafkaWorlds.start();
   });
   afterAll(async () => {
-    await killStartedRoles();
-    for (const world of worlds) {
-      await world.log.close();
-      await rm(world.dir, { recursive: true, force: true });
-    }
-    await Promise.all([...brokers.map((b) => b.stop()), registry?.close()]);
+    await worlds?.close();
   });
 
   async function seededWorld(): Promise<World> {
     // Fetched whole, this world is worked through in a few seconds: a checkpoint at every chunk
     // of outputs.
-    const { world, broker } = await seededKafkaWorld(registry.url, { killCheckpointMs: 0, standby: true });
-    brokers.push(broker);
-    worlds.push(world);
-    return world;
+    return (await worlds.seeded({ killCheckpointMs: 0, standby: true })).world;
   }
 
   it('loses and changes no derived record and no stored row, whenever the kills land', async () => {
@@ -47,7 +25,7 @@ describe('kill -9 of the engine and the projections during a catch-up, on the Ka
     const faulty = await runWithFaults(await seededWorld(), reference);
 
     expectKillsLanded(faulty, expected);
-    await expectNothingDropped(worlds);
+    await expectNothingDropped(worlds.all());
     expectSameOutputs(faulty.outputs, reference);
   }, 900_000);
 });

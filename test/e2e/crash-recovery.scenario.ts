@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, watch } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import { Codec } from '../../schemas/codec.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
 import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -41,9 +42,9 @@ const KAFKA_SESSION_TIMEOUT_MS = 6_000;
 /**
  * A world on a mock broker of its own (the mock's topics are global): topics made, schemas
  * registered and history seeded by this process. `env` adds to the environment of its service
- * processes (a store, say). The caller stops the broker and closes the world's log.
+ * processes (a store, say). KafkaWorlds stops the broker and closes the world's log.
  */
-export async function seededKafkaWorld(
+async function seededKafkaWorld(
   registryUrl: string,
   options: Pick<World, 'killCheckpointMs' | 'standby'> & { env?: Record<string, string> },
 ): Promise<{ world: World; broker: MockBroker }> {
@@ -65,6 +66,39 @@ export async function seededKafkaWorld(
   const world = { dir, log, codec, env, killCheckpointMs: options.killCheckpointMs, standby: options.standby };
   await seedHistory({ log, codec, dataDir: dir, ...KAFKA_WORLD });
   return { world, broker };
+}
+
+/**
+ * The worlds one test file seeds, each on a mock broker of its own, all on one schema
+ * registry; close() kills the roles still running and removes every world.
+ */
+export class KafkaWorlds {
+  private readonly made: { world: World; broker: MockBroker }[] = [];
+
+  private constructor(private readonly registry: SchemaRegistryServer) {}
+
+  static async start(): Promise<KafkaWorlds> {
+    return new KafkaWorlds(await startSchemaRegistryServer());
+  }
+
+  async seeded(options: Parameters<typeof seededKafkaWorld>[1]): Promise<{ world: World; broker: MockBroker }> {
+    const seeded = await seededKafkaWorld(this.registry.url, options);
+    this.made.push(seeded);
+    return seeded;
+  }
+
+  all(): World[] {
+    return this.made.map((m) => m.world);
+  }
+
+  async close(): Promise<void> {
+    await killStartedRoles();
+    for (const { world } of this.made) {
+      await world.log.close();
+      await rm(world.dir, { recursive: true, force: true });
+    }
+    await Promise.all([...this.made.map((m) => m.broker.stop()), this.registry.close()]);
+  }
 }
 
 /** One copy of the seeded input, with the log connection of the test and the environment of its service processes. */
@@ -415,6 +449,45 @@ export async function runThroughStoreOutage(world: World, server: { kill(): Prom
   const healthAfter = await waitFor<HealthAnswer>(() => health().then((h) => (h.status === 200 && h.body.status === 'ok' ? h : false), () => false), 'the API to report the store up', 30_000);
   await stopGracefully(...roles);
   return { outputs: await outputsOf(world, new DerivedRecords(world.log)), projectionsDoneAtKill, healthDuring, engineDoneDuring, runningAfter, healthAfter };
+}
+
+export interface BrokerPauseReport {
+  outputs: RunOutputs;
+  /** Whether the engine had worked through its whole input just before the broker froze (it must not have). */
+  engineDoneAtPause: boolean;
+  /** The roles still running when the broker came back: none may give up. */
+  runningAfter: string[];
+}
+
+/**
+ * Runs the engine and the projections as processes, freezes the broker (SIGSTOP) once the
+ * engine has committed its first checkpoint (it saves one at every chunk of outputs), for
+ * `pauseMs`, longer than the session timeout and kafkajs's request timeout, so that requests
+ * time out, connections are dropped and the groups' members are expired; then gives it back
+ * (SIGCONT) and lets both finish. Nobody restarts a role in between.
+ */
+export async function runThroughBrokerPause(world: World, broker: MockBroker, pauseMs: number): Promise<BrokerPauseReport> {
+  const engine = startRole(world, 'processors', 'engine', { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
+  const projections = startRole(world, 'projections', 'projections');
+  const roles = [engine, projections];
+  const engineCommitted = async () => {
+    for (const topic of quantEngine.inputs) if ((await world.log.committedOffsets(ENGINE_GROUP, topic)).some((c) => c.offset > 0)) return true;
+    return false;
+  };
+  await waitFor(engineCommitted, 'the engine to commit a checkpoint', RUN_TIMEOUT_MS);
+  const engineDoneAtPause = await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs);
+  broker.pause();
+  try {
+    await delay(pauseMs);
+  } finally {
+    broker.resume();
+  }
+  const runningAfter = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.name);
+  await waitFor(() => everythingDone(world.log), 'the engine and the projections to finish once the broker is back', RUN_TIMEOUT_MS).catch(async (err: Error) => {
+    throw new Error(`${err.message}; groups behind: ${(await groupsBehind(world.log)).join(', ')}\n${roles.map((r) => `${r.name}: ${r.stderr().slice(-3_000)}`).join('\n')}`);
+  });
+  await stopGracefully(...roles);
+  return { outputs: await outputsOf(world, new DerivedRecords(world.log)), engineDoneAtPause, runningAfter };
 }
 
 /** True when a projection has committed an offset: the records before it are stored. */

@@ -1,38 +1,25 @@
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClickHouseServer, type ClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
-import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
-import type { MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
-import { expectSameOutputs, killStartedRoles, runThroughStoreOutage, runWithoutFaults, seededKafkaWorld, type World } from './crash-recovery.scenario.ts';
+import { expectSameOutputs, KafkaWorlds, runThroughStoreOutage, runWithoutFaults, type World } from './crash-recovery.scenario.ts';
 
 /** How long the store stays down: long enough for every retry and back-off path to run many times. */
 const OUTAGE_MS = 60_000;
 
 describe('the ClickHouse server killed for a minute during a catch-up, on the Kafka protocol broker', () => {
-  let registry: SchemaRegistryServer;
+  let worlds: KafkaWorlds;
   let server: ClickHouseServer;
-  const brokers: MockBroker[] = [];
-  const worlds: World[] = [];
 
   beforeAll(async () => {
-    [registry, server] = await Promise.all([startSchemaRegistryServer(), startClickHouseServer()]);
+    [worlds, server] = await Promise.all([KafkaWorlds.start(), startClickHouseServer()]);
   });
   afterAll(async () => {
-    await killStartedRoles();
-    for (const world of worlds) {
-      await world.log.close();
-      await rm(world.dir, { recursive: true, force: true });
-    }
-    await Promise.all([...brokers.map((b) => b.stop()), registry?.close(), server?.stop()]);
+    await Promise.all([worlds?.close(), server?.stop()]);
   });
 
   /** A world on a broker of its own and a database of its own on the one server. */
   async function seededWorld(database: string): Promise<World> {
     const env = { TQA_STORE: 'clickhouse', CLICKHOUSE_URL: server.url, CLICKHOUSE_DATABASE: database };
-    const { world, broker } = await seededKafkaWorld(registry.url, { killCheckpointMs: 0, standby: false, env });
-    brokers.push(broker);
-    worlds.push(world);
-    return world;
+    return (await worlds.seeded({ killCheckpointMs: 0, standby: false, env })).world;
   }
 
   it('answers 503 naming the store while it is down, keeps every role running, and then stores exactly the fault-free rows', async () => {

@@ -219,6 +219,58 @@ describe('processor runtime', () => {
     expect([...seen].filter((value) => !expected.has(value)), 'outputs a run without the fault does not make').toEqual([]);
   });
 
+  it('drops a task whose partitions a re-balance handed to another member, and saves nothing for it on stop', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    // The file log has no re-balances: this one takes every partition from the member.
+    let handOver: (() => void) | undefined;
+    const rebalancing = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+        return (options: Parameters<EventLog['consumer']>[0]) => {
+          const consumer = target.consumer(options);
+          const assignment = consumer.assignment.bind(consumer);
+          let held = true;
+          consumer.assignment = () => (held ? assignment() : []);
+          handOver = () => {
+            const revoked = assignment();
+            held = false;
+            options.onRevoked?.(revoked);
+          };
+          return consumer;
+        };
+      },
+    });
+    const files = new FileCheckpoints(join(dir, 'state'));
+    let saves = 0;
+    const checkpoints = Object.assign(Object.create(files) as FileCheckpoints, {
+      save: (...args: Parameters<FileCheckpoints['save']>) => (saves++, files.save(...args)),
+    });
+    // No save while it runs: the task's state is unsaved when it is handed over.
+    const runtime = new ProcessorRuntime({
+      processor: orderSensitiveProcessor('order-sensitive', 'single'),
+      log: rebalancing,
+      codec,
+      checkpoints,
+      logger: silentLogger,
+      checkpointIntervalMs: 600_000,
+      checkpointSaveShare: 1e-9,
+    });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      expect(saves).toBe(0);
+      handOver!();
+      // stop() saves every task it still has, after the drop already queued.
+      await runtime.stop();
+      expect(saves).toBe(0);
+      expect(await runtime.caughtUp(), 'a task is left').toBe(false);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+  });
+
   it('saves a checkpoint on reaching the end of a backlog, however far its spacing puts the next one', async () => {
     const checkpointAfterCatchingUp = async (backlogRecords: number) => {
       const dir = await newDir();

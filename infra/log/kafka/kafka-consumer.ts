@@ -36,6 +36,8 @@ export class KafkaLogConsumer implements LogConsumer {
   private running: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   private ended: { resolve(): void } | undefined;
+  /** What the last group join assigned (`assigned` is emptied while a crashed member joins again). */
+  private joinedWith: TopicPartition[] = [];
   /** Seeks of the current assignment to the caller's start positions (options.startPosition). */
   private starting: Promise<void> = Promise.resolve();
 
@@ -143,6 +145,11 @@ export class KafkaLogConsumer implements LogConsumer {
       this.assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
         partitions.map((partition) => ({ topic, partition })),
       );
+      // Against the last join, not the empty assignment a crash leaves: a member expired and
+      // joining again with what it had has lost nothing.
+      const revoked = this.joinedWith.filter((p) => !this.holds(p.topic, p.partition));
+      this.joinedWith = this.assigned;
+      if (revoked.length > 0) this.options.onRevoked?.(revoked);
       this.starting = this.seekToStart(consumer);
       this.starting.catch(() => undefined); // deliver() awaits it and fails the batch
     });
