@@ -68,8 +68,9 @@ export const startCommand: CliCommand = {
         healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: () => store.opened(), catchUp, logger });
       }
     } catch (err) {
-      // A role that cannot start (its port is taken, or the health port's) ends the start: the roles already running
-      // stop too, or their threads and servers would keep the process alive, doing half the work.
+      // A role that cannot start (its port is taken, or the health port is) ends the start: the
+      // roles already running stop too, or their threads and servers would keep the process
+      // alive, doing half the work.
       await stopAll().catch((stopErr: unknown) => logger.error({ err: stopErr }, 'stopping the roles started failed'));
       throw err;
     }
