@@ -11,7 +11,7 @@ export interface HealthPortDeps {
   port: number;
   roles: string[];
   log: EventLog;
-  /** The process's store if it has opened one (roles on worker threads open their own). */
+  /** The store this process's roles need, undefined if none; rejects when it cannot be opened (reported down). */
   store(): Promise<AnalyticalStore | undefined>;
   catchUp: CatchUpMonitor;
   logger: Logger;
@@ -28,7 +28,7 @@ export interface HealthReport {
  * `GET /healthz` for an orchestrator's probe, on every `tqa start` process with
  * TQA_HEALTH_PORT set, including roles that serve no HTTP of their own (processors,
  * projections, feeds, webhooks, research): 200 while the event log (and the store, where this
- * process holds one) answers, 503 naming the provider that does not. Internal: not part of
+ * process's roles need one) answers, 503 naming the provider that does not. Internal: not part of
  * the public API, no key.
  */
 export async function startHealthPort(deps: HealthPortDeps): Promise<Server> {
@@ -52,9 +52,10 @@ export async function startHealthPort(deps: HealthPortDeps): Promise<Server> {
 }
 
 async function healthReport({ roles, log, store, catchUp, logger }: HealthPortDeps): Promise<HealthReport> {
-  const opened = await store();
+  const opening = store();
+  const needed = await opening.then((opened) => opened !== undefined, () => true);
   const probes: Promise<{ health: ProviderHealth }>[] = [probeProvider('event_log', () => log.listTopics(), logger)];
-  if (opened) probes.push(probeProvider('analytical_store', () => opened.query(sql`SELECT 1 AS one`), logger));
+  if (needed) probes.push(probeProvider('analytical_store', async () => (await opening)!.query(sql`SELECT 1 AS one`), logger));
   const providers = (await Promise.all(probes)).map((p) => p.health);
   const lag = catchUp.current();
   return {

@@ -12,6 +12,7 @@ import type { CliCommand } from '../command.ts';
 import { startHealthPort } from '../health-port.ts';
 import { UsageError } from '../command.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
+import { checkpointsKept } from '../roles/processors.ts';
 import type { RunningRole } from '../roles/role.ts';
 
 export const startCommand: CliCommand = {
@@ -65,7 +66,9 @@ export const startCommand: CliCommand = {
         running.unshift(await role.start(ctx));
       }
       if (config.TQA_HEALTH_PORT !== undefined) {
-        healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: () => store.opened(), catchUp, logger });
+        // The processors' threads open a store of their own for their checkpoints: probe one here too.
+        const probedStore = names.includes('processors') && checkpointsKept(config) === 'store' ? () => store.get() : () => store.opened();
+        healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: probedStore, catchUp, logger });
       }
     } catch (err) {
       // A role that cannot start (its port is taken, or the health port is) ends the start: the

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Config } from '../../infra/config.ts';
 import { Reopenable } from '../../infra/reopenable.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
@@ -8,14 +9,18 @@ import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Role, RoleContext } from './role.ts';
 
+/** Where processor checkpoints are kept: TQA_CHECKPOINTS, by default `store` with ClickHouse. */
+export function checkpointsKept(config: Config): 'local' | 'store' {
+  return config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
+}
+
 /**
  * Under the data dir; with TQA_CHECKPOINTS=store (the default with ClickHouse) also in the
  * store, so that a processors process on another machine resumes a task it takes over.
  */
 function checkpointsOf({ config, logger, store, services }: RoleContext, processor: Processor<unknown>): FileCheckpoints | CachedCheckpoints {
   const files = new FileCheckpoints(join(config.TQA_DATA_DIR, 'state'));
-  const where = config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
-  if (where === 'local') return files;
+  if (checkpointsKept(config) === 'local') return files;
   const shared = new Reopenable(async () => new StoreCheckpoints(await store()));
   // The group commits only what a saved checkpoint covers: no commit, no checkpoint anywhere.
   const everSaved = async () => {

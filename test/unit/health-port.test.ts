@@ -8,6 +8,7 @@ import { CatchUpMonitor } from '../../cli/catch-up.ts';
 import { startHealthPort } from '../../cli/health-port.ts';
 import { loadConfig } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
+import { StoreError } from '../../infra/store/errors.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
@@ -31,9 +32,10 @@ describe('the health port', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function healthPort(holds: AnalyticalStore | undefined): Promise<string> {
+  async function healthPort(holds: AnalyticalStore | undefined | (() => Promise<AnalyticalStore>)): Promise<string> {
     const catchUp = new CatchUpMonitor({ log, logger: silentLogger });
-    const server = await startHealthPort({ port: 0, roles: ['processors'], log, store: async () => holds, catchUp, logger: silentLogger });
+    const store = typeof holds === 'function' ? holds : async () => holds;
+    const server = await startHealthPort({ port: 0, roles: ['processors'], log, store, catchUp, logger: silentLogger });
     servers.push(server);
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
@@ -52,6 +54,13 @@ describe('the health port', () => {
   it('probes only the log in a process that holds no store', async () => {
     const body = await (await fetch(`${await healthPort(undefined)}/healthz`)).json();
     expect(body.providers.map((p: { name: string }) => p.name)).toEqual(['event_log']);
+  });
+
+  it('reports the store down when the store its roles need cannot be opened', async () => {
+    const unreachable = () => Promise.reject(new StoreError('STORE_UNAVAILABLE', 'connect ECONNREFUSED', true));
+    const response = await fetch(`${await healthPort(unreachable)}/healthz`);
+    expect(response.status).toBe(503);
+    expect((await response.json()).providers[1]).toMatchObject({ name: 'analytical_store', status: 'down', error: 'STORE_UNAVAILABLE' });
   });
 
   it('answers 503 naming the provider that is down, and 404 elsewhere', async () => {
