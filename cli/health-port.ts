@@ -11,8 +11,8 @@ export interface HealthPortDeps {
   port: number;
   roles: string[];
   log: EventLog;
-  /** The store this process's roles need, undefined if none; rejects when it cannot be opened (reported down). */
-  store(): Promise<AnalyticalStore | undefined>;
+  /** The store this process's roles need (its opening: the probe waits for it), undefined if none. */
+  store(): Promise<AnalyticalStore> | undefined;
   catchUp: CatchUpMonitor;
   logger: Logger;
 }
@@ -53,9 +53,9 @@ export async function startHealthPort(deps: HealthPortDeps): Promise<Server> {
 
 async function healthReport({ roles, log, store, catchUp, logger }: HealthPortDeps): Promise<HealthReport> {
   const opening = store();
-  const needed = await opening.then((opened) => opened !== undefined, () => true);
   const probes: Promise<{ health: ProviderHealth }>[] = [probeProvider('event_log', () => log.listTopics(), logger)];
-  if (needed) probes.push(probeProvider('analytical_store', async () => (await opening)!.query(sql`SELECT 1 AS one`), logger));
+  // Opening is part of the probe: a store that cannot be opened, or not in time, is down.
+  if (opening) probes.push(probeProvider('analytical_store', async () => (await opening).query(sql`SELECT 1 AS one`), logger));
   const providers = (await Promise.all(probes)).map((p) => p.health);
   const lag = catchUp.current();
   return {

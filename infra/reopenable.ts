@@ -22,8 +22,13 @@ export class Reopenable<T> {
     this.pending = Promise.resolve(value);
   }
 
+  /** The opening in hand (done or in progress), without starting one; undefined if none was or it failed. */
+  current(): Promise<T> | undefined {
+    return this.pending;
+  }
+
   /** What was opened (or is being opened), without opening it; undefined if nothing was or it failed. */
   async opened(): Promise<T | undefined> {
-    return this.pending?.catch(() => undefined);
+    return this.current()?.catch(() => undefined);
   }
 }

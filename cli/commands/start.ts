@@ -67,7 +67,7 @@ export const startCommand: CliCommand = {
       }
       if (config.TQA_HEALTH_PORT !== undefined) {
         // The processors' threads open a store of their own for their checkpoints: probe one here too.
-        const probedStore = names.includes('processors') && checkpointsKept(config) === 'store' ? () => store.get() : () => store.opened();
+        const probedStore = names.includes('processors') && checkpointsKept(config) === 'store' ? () => store.get() : () => store.current();
         healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: probedStore, catchUp, logger });
       }
     } catch (err) {

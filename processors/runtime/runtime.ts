@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
-import type { EventLog, LogConsumer, LogRecord, OutgoingRecord, PartitionOffset } from '../../infra/log/port.ts';
+import type { EventLog, LogConsumer, LogRecord, OutgoingRecord, PartitionOffset, TopicPartition } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -217,7 +217,7 @@ export class ProcessorRuntime<State> {
     const task = await this.task(taskId);
     const held = this.consumer!.assignment();
     for (const source of task.sources) {
-      if (!held.some((a) => a.topic === source.topic && a.partition === source.partition)) continue;
+      if (!isHeld(held, source)) continue;
       const queue = task.queues.get(source.id)!;
       queue.seekedTo = queue.fetched;
       this.consumer!.seek(source.topic, source.partition, queue.fetched);
@@ -389,7 +389,7 @@ export class ProcessorRuntime<State> {
 
   private holdsAny(task: Task<State>): boolean {
     const held = this.consumer?.assignment() ?? [];
-    return task.sources.some((s) => held.some((h) => h.topic === s.topic && h.partition === s.partition));
+    return task.sources.some((source) => isHeld(held, source));
   }
 
   /**
@@ -576,10 +576,7 @@ export class ProcessorRuntime<State> {
       task.lastCheckpointAt = Date.now();
       task.lastSaveMs = performance.now() - started;
     }
-    this.commit(
-      task,
-      task.sources.map(({ id, topic, partition }) => ({ topic, partition, offset: task.positions[id] })),
-    );
+    this.commit(task, covered(task.sources, task.positions));
   }
 
   /**
@@ -630,7 +627,7 @@ export class ProcessorRuntime<State> {
       inBacklog: false,
       // The checkpoint may be ahead of the group's offsets (a commit refused, or the process
       // ended between the save and the commit): offered once more, or the lag stays for good.
-      uncommitted: usable ? sources.map(({ id: source, topic, partition }) => ({ topic, partition, offset: positions[source] })) : undefined,
+      uncommitted: usable ? covered(sources, positions) : undefined,
       lastCommitAt: 0,
     };
     this.tasks.set(id, task);
@@ -676,6 +673,15 @@ class RecordContext implements ProcessorContext {
     if (!this.record) throw new Error('reject() is only for the record being processed');
     this.outputs.push(this.deadLetter(this.record, reason));
   }
+}
+
+/** The input positions a state covers, as the group commits them. */
+function covered(sources: Source[], positions: Record<string, number>): CommittedPosition[] {
+  return sources.map(({ id, topic, partition }) => ({ topic, partition, offset: positions[id] }));
+}
+
+function isHeld(held: readonly TopicPartition[], { topic, partition }: Source): boolean {
+  return held.some((h) => h.topic === topic && h.partition === partition);
 }
 
 function sourceId(topic: string, partition: number): string {

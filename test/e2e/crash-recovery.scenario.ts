@@ -24,6 +24,7 @@ import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-b
 import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
+import { engineProgress } from '../helpers/role-processes.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
 import { waitFor } from '../../infra/wait.ts';
 
@@ -470,11 +471,7 @@ export async function runThroughBrokerPause(world: World, broker: MockBroker, pa
   const engine = startRole(world, 'processors', 'engine', { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
   const projections = startRole(world, 'projections', 'projections');
   const roles = [engine, projections];
-  const engineCommitted = async () => {
-    for (const topic of quantEngine.inputs) if ((await world.log.committedOffsets(ENGINE_GROUP, topic)).some((c) => c.offset > 0)) return true;
-    return false;
-  };
-  await waitFor(engineCommitted, 'the engine to commit a checkpoint', RUN_TIMEOUT_MS);
+  await waitFor(async () => (await engineProgress(world.log)).committed > 0, 'the engine to commit a checkpoint', RUN_TIMEOUT_MS);
   const engineDoneAtPause = await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs);
   broker.pause();
   try {

@@ -34,7 +34,7 @@ describe('the health port', () => {
 
   async function healthPort(holds: AnalyticalStore | undefined | (() => Promise<AnalyticalStore>)): Promise<string> {
     const catchUp = new CatchUpMonitor({ log, logger: silentLogger });
-    const store = typeof holds === 'function' ? holds : async () => holds;
+    const store = typeof holds === 'function' ? holds : () => (holds === undefined ? undefined : Promise.resolve(holds));
     const server = await startHealthPort({ port: 0, roles: ['processors'], log, store, catchUp, logger: silentLogger });
     servers.push(server);
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
