@@ -74,6 +74,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'Point-in-time feature snapshots per token on the 5-minute event-time grid.',
   },
+  outcomeSubjects: {
+    name: 'quant.outcome-subjects',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'outcome-subject',
+    key: 'token id',
+    description: 'Snapshots and calls the quant engine tracks, with their entry price and liquidity: the outcomes stage\'s input.',
+  },
   outcomes: {
     name: 'quant.outcomes',
     partitions: PARTITIONS,

@@ -45,6 +45,17 @@ export interface PartitionOffset {
   offset: number;
 }
 
+/** An offset a consumer group commits, with what the committer says of it (Kafka's commit metadata). */
+export interface CommitOffset extends PartitionOffset {
+  topic: string;
+  metadata?: string;
+}
+
+/** A group's committed offset of a partition, with the metadata committed with it (null: none). */
+export interface CommittedOffset extends PartitionOffset {
+  metadata: string | null;
+}
+
 export interface Batch {
   topic: string;
   partition: number;
@@ -109,7 +120,7 @@ export interface LogConsumer {
    * `autoCommit: false`. Skipped once stopping; rejects when the group refuses it (Kafka,
    * re-balancing). A commit not made leaves the committed offset behind, never ahead.
    */
-  commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void>;
+  commit(offsets: CommitOffset[]): Promise<void>;
   /** Resolves when the current batch is done, its offset committed and consumption stopped. */
   stop(): Promise<void>;
 }
@@ -139,7 +150,7 @@ export interface EventLog {
   /** Offset the next appended record will get, for each partition (the high watermark). */
   endOffsets(topic: string): Promise<PartitionOffset[]>;
   /** Committed offsets of a group on a topic; partitions never committed are left out. */
-  committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]>;
+  committedOffsets(groupId: string, topic: string): Promise<CommittedOffset[]>;
   listGroups(): Promise<string[]>;
   /** The group's running members and what each holds: [] when none runs, null when the log cannot tell. */
   groupMembers(groupId: string): Promise<GroupMember[] | null>;

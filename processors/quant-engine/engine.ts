@@ -4,12 +4,12 @@ import type { InputRecord, Processor } from '../runtime/processor.ts';
 import { analogLookup, createAnalogsState, onResolution as analogsOnResolution, onSnapshot as analogsOnSnapshot } from './analogs/analogs.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
-import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, PriceLookup, TokenLookup } from './contracts.ts';
+import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
 import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
-import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
+import { advanceOutcomes, createOutcomesState, latestLiquidity, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
 import { scoreSnapshot, type NarrativeShareChangeLookup } from './scores/scores.ts';
 import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention, type SmartCohortLookup } from './scores/smart-cohort.ts';
 import { activeSignalsLookup, createSignalsState, evaluateSignals } from './signals/signals.ts';
@@ -88,7 +88,7 @@ function views(state: EngineState): Views {
  * Does everything due strictly before event time `t`, before an event at `t` is applied:
  * snapshots of the grid times passed (built from events up to them only) with their
  * scores, the signals they fire or end, and the quant snapshot; outcomes whose horizon
- * passed (feeding author metrics and the analog candidates), author metrics of the hour begun, cohort recomputes, narrative buckets.
+ * passed (feeding author metrics and the analog candidates; the outcomes stage emits them), author metrics of the hour begun, cohort recomputes, narrative buckets.
  */
 export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);
@@ -99,21 +99,27 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
     // The stream carries no analog summary per snapshot; the API computes it on request.
     emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
     if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
-    trackSubject(state.outcomes, {
-      kind: 'snapshot',
-      subjectId: snapshot.snapshotId,
-      tokenId: snapshot.tokenId,
-      ts: snapshot.ts,
-      entryPrice: snapshot.priceUsd,
-    });
+    track(state, { kind: 'snapshot', subjectId: snapshot.snapshotId, tokenId: snapshot.tokenId, ts: snapshot.ts, entryPrice: snapshot.priceUsd }, emitter);
   }
-  for (const resolution of advanceOutcomes(state.outcomes, t, emitter)) {
+  // The outcomes stage emits the outcome records; the engine needs the resolutions themselves.
+  for (const resolution of advanceOutcomes(state.outcomes, t)) {
     authors.onOutcome(state.authors, resolution);
     analogsOnResolution(state.analogs, resolution);
   }
   authors.advanceTo(state.authors, t, emitter);
   cohorts.advanceTo(state.cohorts, t, emitter, v.directory);
   narratives.advanceTo(state.narratives, t, emitter, v.tokens);
+}
+
+/**
+ * Tracks a subject's outcomes here (author metrics and analogs need them) and hands it to the
+ * outcomes stage, which measures and emits them per token, with the entry liquidity seen here.
+ */
+function track(state: EngineState, subject: OutcomeSubject, emitter: Emitter): void {
+  const entryLiquidity = latestLiquidity(state.outcomes, subject.tokenId);
+  if (!trackSubject(state.outcomes, subject, entryLiquidity)) return;
+  const { kind, subjectId, tokenId, ts, entryPrice } = subject;
+  emitter.emit({ topic: TOPICS.outcomeSubjects.name, key: tokenId, value: { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity }, timestamp: ts });
 }
 
 export function applyTokenMetaEvent(state: EngineState, meta: TokenMeta): void {
@@ -134,7 +140,7 @@ export function applyPost(state: EngineState, post: Post, emitter: Emitter): voi
     featuresOnMention(state.features, mention);
     smartMoneyOnMention(state.smartCohort, mention, cohorts.isMember(state.cohorts, cohorts.TOP_RESEARCH_ID, mention.authorId));
     const call = authors.onMention(state.authors, mention, emitter, v.tokens, v.prices);
-    if (call) trackSubject(state.outcomes, call);
+    if (call) track(state, call, emitter);
     // After the authors module, so the crowd count includes this mention.
     cohorts.onMention(state.cohorts, mention, emitter, v.directory, v.crowd);
     narratives.onMention(state.narratives, mention, v.tokens);
@@ -154,7 +160,8 @@ export function applyCohortCommand(state: EngineState, command: CohortCommand, e
  */
 export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
-  stateVersion: 4,
+  // 5: the outcome records moved to the outcomes stage, which needs every subject from the start.
+  stateVersion: 5,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [
@@ -164,7 +171,7 @@ export const quantEngine: Processor<EngineState> = {
     TOPICS.snapshots.name,
     TOPICS.snapshotsLatest.name,
     TOPICS.signals.name,
-    TOPICS.outcomes.name,
+    TOPICS.outcomeSubjects.name,
     TOPICS.calls.name,
     TOPICS.authorMetrics.name,
     TOPICS.cohorts.name,

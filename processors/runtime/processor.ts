@@ -61,6 +61,16 @@ export interface Processor<State> {
    */
   readonly parallelism: 'partition' | 'single';
   readonly outputs: readonly string[];
+  /**
+   * The processor that writes some of this one's inputs (those among its outputs): a
+   * point-in-time join by watermark. A task handles a record at time t only once the
+   * upstream's committed positions cover an input at t or later, and it has read the
+   * upstream's outputs written up to then. Those timed before t are then all there, provided
+   * the upstream never emits an output timed before the input it handled last (the quant
+   * engine does not); some timed at t may come later, so the result must not depend on the
+   * order of records within one event time.
+   */
+  readonly upstream?: Processor<unknown>;
   /** How far behind the largest seen event time the watermark trails. */
   readonly allowedLatenessMs: number;
   createState(partition: number): State;

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
-import type { EventLog, LogConsumer, LogRecord, OutgoingRecord, PartitionOffset, TopicPartition } from '../../infra/log/port.ts';
+import type { CommitOffset, EventLog, LogConsumer, LogRecord, OutgoingRecord, TopicPartition } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -68,6 +68,16 @@ class InputQueue {
   }
 }
 
+/** What a processor downstream knows of its upstream's progress (Processor.upstream). */
+interface UpstreamProgress {
+  /** The upstream has handled every input before this event time and its outputs timed before it are in the log. */
+  before: number;
+  /** Per topic the upstream writes, end offsets read after `before`: they include every such output. */
+  ends: Map<string, number[]>;
+  /** When it was read (Date.now()). */
+  at: number;
+}
+
 /** An output of a task encoded for the log, waiting to be appended. */
 interface EncodedOutput extends OutgoingRecord {
   topic: string;
@@ -81,7 +91,6 @@ interface Source {
   partition: number;
 }
 
-type CommittedPosition = PartitionOffset & { topic: string };
 
 interface Task<State> {
   id: number;
@@ -101,7 +110,7 @@ interface Task<State> {
   /** Seen at least backlogRecords behind its inputs' ends, and not at them since. */
   inBacklog: boolean;
   /** The positions of the last checkpoint while the group has not taken them (a commit failed or is in flight). */
-  uncommitted: CommittedPosition[] | undefined;
+  uncommitted: CommitOffset[] | undefined;
   lastCommitAt: number;
 }
 
@@ -147,6 +156,11 @@ export class ProcessorRuntime<State> {
   private advancing = 0;
   /** Outputs handed to the log and not yet durable, in produce() calls. */
   private unsent = 0;
+  /** The input topics the upstream processor writes (Processor.upstream); empty without one. */
+  private readonly gated: ReadonlySet<string>;
+  /** How far the upstream has finished, as last read; see readUpstream(). */
+  private upstream: UpstreamProgress = { before: -Infinity, ends: new Map(), at: 0 };
+  private upstreamRead: Promise<void> | undefined;
   /** Counters for metrics and benchmarks. */
   readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
 
@@ -154,6 +168,8 @@ export class ProcessorRuntime<State> {
     this.processor = options.processor;
     this.idleCheckMs = options.idleCheckMs ?? 100;
     this.logger = options.logger.child({ processor: options.processor.name });
+    const upstreamOutputs = new Set(this.processor.upstream?.outputs);
+    this.gated = new Set(this.processor.inputs.filter((topic) => upstreamOutputs.has(topic)));
   }
 
   /** Starts consuming; resolves once the consumer has stopped. */
@@ -397,11 +413,18 @@ export class ProcessorRuntime<State> {
    * while an input with no fetched record may still hold an earlier one. Per record, so it
    * allocates nothing and awaits only when an empty input's end offsets must be read again.
    */
-  private nextSource(task: Task<State>, maxEndAgeMs = this.idleCheckMs): number | Promise<number> {
+  private nextSource(task: Task<State>, maxEndAgeMs = this.idleCheckMs, upstreamRead = false): number | Promise<number> {
     let best = -1;
     let bestTs = 0;
+    let upstreamBehind = false;
     for (let i = 0; i < task.inputs.length; i++) {
       const head = task.inputs[i].peek();
+      if (!head && this.gated.has(task.sources[i].topic)) {
+        // Written by the upstream: at its end only by ends read after the upstream's progress.
+        const { topic, partition } = task.sources[i];
+        if (task.inputs[i].fetched < (this.upstream.ends.get(topic)?.[partition] ?? Infinity)) upstreamBehind = true;
+        continue;
+      }
       if (!head) {
         const atEnd = this.knownAtEnd(task.sources[i], task.inputs[i].fetched, maxEndAgeMs);
         if (atEnd === undefined) {
@@ -417,7 +440,37 @@ export class ProcessorRuntime<State> {
         bestTs = head.timestamp;
       }
     }
-    return best;
+    if (this.gated.size === 0 || (!upstreamBehind && (best < 0 || bestTs <= this.upstream.before))) return best;
+    // The upstream may still write records this one must come after. Read its progress again,
+    // once per idle check at most: the task's next advance goes on from there.
+    if (upstreamRead || Date.now() - this.upstream.at < this.idleCheckMs) return -1;
+    return this.readUpstream().then(() => this.nextSource(task, maxEndAgeMs, true));
+  }
+
+  /**
+   * How far the upstream processor has finished: the event time of the last input its group's
+   * committed positions cover (the runtime commits it as the offsets' metadata), and then the
+   * ends of the topics it writes. Every output it timed before that time is within those ends,
+   * since it commits only positions whose outputs are in the log. Partitions of a processor
+   * with several tasks are committed by each, so the least of their times counts.
+   */
+  private readUpstream(): Promise<void> {
+    this.upstreamRead ??= (async () => {
+      const { log } = this.options;
+      const upstream = this.processor.upstream!;
+      const at = Date.now();
+      let before = Infinity;
+      for (const topic of upstream.inputs) {
+        for (const { metadata } of await log.committedOffsets(upstream.name, topic)) before = Math.min(before, handledThrough(metadata));
+      }
+      const ends = new Map<string, number[]>();
+      for (const topic of this.gated) {
+        const offsets = await log.endOffsets(topic);
+        ends.set(topic, offsets.sort((a, b) => a.partition - b.partition).map((e) => e.offset));
+      }
+      this.upstream = { before: before === Infinity ? -Infinity : before, ends, at };
+    })().finally(() => (this.upstreamRead = undefined));
+    return this.upstreamRead;
   }
 
   /**
@@ -576,7 +629,7 @@ export class ProcessorRuntime<State> {
       task.lastCheckpointAt = Date.now();
       task.lastSaveMs = performance.now() - started;
     }
-    this.commit(task, covered(task.sources, task.positions));
+    this.commit(task, covered(task.sources, task.positions, task.maxEventTime));
   }
 
   /**
@@ -585,7 +638,7 @@ export class ProcessorRuntime<State> {
    * behind the checkpoint. One that failed (the broker gone for a while, this member expired
    * meanwhile) is made again at the task's next due checkpoint, also when it is idle.
    */
-  private commit(task: Task<State>, covered: CommittedPosition[]): void {
+  private commit(task: Task<State>, covered: CommitOffset[]): void {
     task.uncommitted = covered;
     task.lastCommitAt = Date.now();
     this.commits = this.commits
@@ -627,7 +680,7 @@ export class ProcessorRuntime<State> {
       inBacklog: false,
       // The checkpoint may be ahead of the group's offsets (a commit refused, or the process
       // ended between the save and the commit): offered once more, or the lag stays for good.
-      uncommitted: usable ? covered(sources, positions) : undefined,
+      uncommitted: usable ? covered(sources, positions, maxEventTime) : undefined,
       lastCommitAt: 0,
     };
     this.tasks.set(id, task);
@@ -675,9 +728,24 @@ class RecordContext implements ProcessorContext {
   }
 }
 
-/** The input positions a state covers, as the group commits them. */
-function covered(sources: Source[], positions: Record<string, number>): CommittedPosition[] {
-  return sources.map(({ id, topic, partition }) => ({ topic, partition, offset: positions[id] }));
+/**
+ * The input positions a state covers, as the group commits them, each with the event time of
+ * the last input handled (Kafka Streams keeps its stream time in the commit metadata alike):
+ * a processor downstream reads how far this one has finished from it (readUpstream()).
+ */
+function covered(sources: Source[], positions: Record<string, number>, maxEventTime: number): CommitOffset[] {
+  const metadata = JSON.stringify({ handledThrough: maxEventTime === -Infinity ? null : maxEventTime });
+  return sources.map(({ id, topic, partition }) => ({ topic, partition, offset: positions[id], metadata }));
+}
+
+/** The event time a commit's metadata says its positions were handled through; -Infinity when it says none. */
+function handledThrough(metadata: string | null): number {
+  try {
+    const at = (JSON.parse(metadata ?? 'null') as { handledThrough?: unknown } | null)?.handledThrough;
+    return typeof at === 'number' ? at : -Infinity;
+  } catch {
+    return -Infinity; // committed by something else
+  }
 }
 
 function isHeld(held: readonly TopicPartition[], { topic, partition }: Source): boolean {

@@ -3,8 +3,9 @@ import { eventTime, isNullableFinite, nullableNumber, snapshotHeader, stringMap,
 
 /**
  * Record types the quant engine's market-side modules derive: references no token matched
- * (mentions), point-in-time feature snapshots (features) and forward outcomes (outcomes).
- * Avro schemas: schemas/avro/unresolved-ref, feature-snapshot and outcome.
+ * (mentions), point-in-time feature snapshots (features), the subjects whose outcomes are
+ * measured and forward outcomes (outcomes). Avro schemas: schemas/avro/unresolved-ref,
+ * feature-snapshot, outcome-subject and outcome.
  */
 
 export const UNRESOLVED_REASONS = ['invalid', 'unknown_symbol', 'unknown_id', 'unknown_address'] as const;
@@ -47,3 +48,14 @@ export const OutcomeSchema = z.strictObject({
   resolvedAt: eventTime,
 });
 export type Outcome = z.infer<typeof OutcomeSchema>;
+
+/** A subject as the engine started tracking it: what the outcomes stage needs to resolve it. */
+export const OutcomeSubjectRecordSchema = z.strictObject({
+  kind: z.enum(['snapshot', 'call']),
+  subjectId: z.string().min(1),
+  tokenId,
+  ts: eventTime,
+  entryPrice: z.number().finite(),
+  entryLiquidity: z.number().finite().nullable(),
+});
+export type OutcomeSubjectRecord = z.infer<typeof OutcomeSubjectRecordSchema>;

@@ -117,7 +117,7 @@ describe('Kafka consumer groups (mock broker)', () => {
     expect(failures).toEqual([]); // a member that gave up would have ended its role
     const ends = await log.endOffsets(topic);
     expect((await log.committedOffsets(groupId, topic)).sort((x, y) => x.partition - y.partition)).toEqual(
-      ends.filter((e) => e.offset > 0),
+      ends.filter((e) => e.offset > 0).map((e) => ({ ...e, metadata: null })),
     );
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Simulator, type SimRecord } from '../../infra/feeds/sim/engine.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { engineWithOutcomes } from '../../processors/outcomes/test-support.ts';
 import type { OutputRecord } from '../../processors/runtime/processor.ts';
 import { deterministicId } from '../../processors/runtime/runtime.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
@@ -16,8 +16,9 @@ function simulate(days: number): SimRecord[] {
   return records;
 }
 
+/** The engine and the outcomes stage, which emits the outcome records the engine resolves. */
 function run(records: SimRecord[]): OutputRecord[] {
-  const state = quantEngine.createState(0);
+  const pipeline = engineWithOutcomes();
   const outputs: OutputRecord[] = [];
   const ctx = {
     eventTime: 0,
@@ -28,7 +29,7 @@ function run(records: SimRecord[]): OutputRecord[] {
       throw new Error(reason);
     },
   };
-  records.forEach((record, offset) => quantEngine.process(state, { ...record, partition: 0, offset }, ctx));
+  records.forEach((record, offset) => pipeline.process({ ...record, partition: 0, offset }, ctx));
   return outputs;
 }
 
@@ -49,26 +50,31 @@ describe('quant engine, point in time', () => {
 
   it('emits outcomes only after their horizon and builds author metrics only from outcomes resolved before them', () => {
     const authorOfCall = new Map<string, string>();
-    const resolvedAt = new Map<string, number[]>(); // author → resolution times of 24h call outcomes
-    let metricsChecked = 0;
     for (const output of outputs) {
       if (output.topic === TOPICS.calls.name) {
         const call = output.value as AuthorCall;
         authorOfCall.set(call.callId, call.authorId);
-      } else if (output.topic === TOPICS.outcomes.name) {
-        const outcome = output.value as Outcome;
-        expect(outcome.resolvedAt).toBeGreaterThan(outcome.subjectTs);
-        expect(output.timestamp).toBe(outcome.resolvedAt);
-        if (outcome.subjectKind === 'call' && outcome.horizon === '24h') {
-          const author = authorOfCall.get(outcome.subjectId)!;
-          resolvedAt.set(author, [...(resolvedAt.get(author) ?? []), outcome.resolvedAt]);
-        }
-      } else if (output.topic === TOPICS.authorMetrics.name) {
-        const metrics = output.value as AuthorMetrics;
-        const known = (resolvedAt.get(metrics.authorId) ?? []).filter((t) => t < metrics.ts).length;
-        expect(metrics.resolvedCalls).toBeLessThanOrEqual(known);
-        metricsChecked++;
       }
+    }
+    // Every resolution, by event time: the outcomes stage writes them after the engine used them.
+    const resolvedAt = new Map<string, number[]>(); // author → resolution times of 24h call outcomes
+    for (const output of outputs) {
+      if (output.topic !== TOPICS.outcomes.name) continue;
+      const outcome = output.value as Outcome;
+      expect(outcome.resolvedAt).toBeGreaterThan(outcome.subjectTs);
+      expect(output.timestamp).toBe(outcome.resolvedAt);
+      if (outcome.subjectKind === 'call' && outcome.horizon === '24h') {
+        const author = authorOfCall.get(outcome.subjectId)!;
+        resolvedAt.set(author, [...(resolvedAt.get(author) ?? []), outcome.resolvedAt]);
+      }
+    }
+    let metricsChecked = 0;
+    for (const output of outputs) {
+      if (output.topic !== TOPICS.authorMetrics.name) continue;
+      const metrics = output.value as AuthorMetrics;
+      const known = (resolvedAt.get(metrics.authorId) ?? []).filter((t) => t < metrics.ts).length;
+      expect(metrics.resolvedCalls).toBeLessThanOrEqual(known);
+      metricsChecked++;
     }
     expect(metricsChecked).toBeGreaterThan(50);
   });

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -12,19 +13,28 @@ import type { Codec } from '../../schemas/codec.ts';
 import { silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 
-/** Runs the quant engine over everything in the log, checkpointing under `dir`, then stops it. */
+/**
+ * Runs the quant engine over everything in the log and the outcomes stage behind it,
+ * checkpointing under `dir`, then stops them: the engine once it has caught up (its commit on
+ * stop is the progress the stage waits for), then the stage.
+ */
 export async function runEngineToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
-  const runtime = new ProcessorRuntime({
-    processor: quantEngine,
-    log,
-    codec,
-    checkpoints: new FileCheckpoints(join(dir, 'state')),
-    logger: silentLogger,
-    maxBatchRecords: 5000,
-  });
-  void runtime.start();
-  await waitFor(() => runtime.caughtUp(), 'the quant engine to process the log', 240_000);
-  await runtime.stop();
+  const runtimes = [quantEngine, outcomesStage].map(
+    (processor) =>
+      new ProcessorRuntime<unknown>({
+        processor,
+        log,
+        codec,
+        checkpoints: new FileCheckpoints(join(dir, 'state')),
+        logger: silentLogger,
+        maxBatchRecords: 5000,
+      }),
+  );
+  for (const runtime of runtimes) void runtime.start();
+  for (const runtime of runtimes) {
+    await waitFor(() => runtime.caughtUp(), 'the quant engine and the outcomes stage to process the log', 240_000);
+    await runtime.stop();
+  }
 }
 
 /** Runs every live projection into `store` until caught up with the log, then stops them. */

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset, TopicPartition } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, CommitOffset, TopicPartition } from '../port.ts';
 import type { FileEventLog } from './file-log.ts';
 import { forgetMember, recordMember } from './group-member.ts';
 import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';
@@ -29,7 +29,7 @@ export class FileLogConsumer implements LogConsumer {
   private stopping = false;
   private readonly stopController = new AbortController();
   private running: Promise<void> | undefined;
-  private offsets: GroupOffsets = {};
+  private offsets: GroupOffsets = { offsets: {}, metadata: {} };
 
   constructor(
     private readonly log: FileEventLog,
@@ -52,11 +52,15 @@ export class FileLogConsumer implements LogConsumer {
     return this.assigned.map(({ topic, partition }) => ({ topic, partition }));
   }
 
-  async commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void> {
+  async commit(offsets: CommitOffset[]): Promise<void> {
     // Only the member holding the group's lock writes its offsets: a standby holds nothing.
     const held = offsets.filter((o) => this.assigned.some((a) => a.topic === o.topic && a.partition === o.partition));
     if (held.length === 0) return;
-    for (const { topic, partition, offset } of held) (this.offsets[topic] ??= {})[partition] = offset;
+    for (const { topic, partition, offset, metadata } of held) {
+      (this.offsets.offsets[topic] ??= {})[partition] = offset;
+      if (metadata === undefined) delete this.offsets.metadata[topic]?.[partition];
+      else (this.offsets.metadata[topic] ??= {})[partition] = metadata;
+    }
     await writeGroupOffsets(this.log.groupFile(this.options.groupId), this.offsets);
   }
 
@@ -127,7 +131,7 @@ export class FileLogConsumer implements LogConsumer {
       const ends = this.options.fromBeginning ? undefined : await this.log.endOffsets(topic);
       for (let partition = 0; partition < spec.partitions; partition++) {
         const resumeAt = await this.options.startPosition?.(topic, partition);
-        const start = resumeAt ?? this.offsets[topic]?.[partition] ?? ends?.[partition].offset ?? 0;
+        const start = resumeAt ?? this.offsets.offsets[topic]?.[partition] ?? ends?.[partition].offset ?? 0;
         this.assigned.push({ topic, partition, reader: new PartitionReader(this.log.partitionDir(topic, partition), start) });
       }
     }

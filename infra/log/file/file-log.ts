@@ -8,6 +8,7 @@ import type { Logger } from '../../logging.ts';
 import { partitionForKey } from '../partitioner.ts';
 import type {
   AppendResult,
+  CommittedOffset,
   ConsumerOptions,
   EventLog,
   GroupMember,
@@ -152,11 +153,12 @@ export class FileEventLog implements EventLog {
     );
   }
 
-  async committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]> {
-    const committed = await readGroupOffsets(this.groupFile(groupId));
-    return Object.entries(committed[topic] ?? {}).map(([partition, offset]) => ({
+  async committedOffsets(groupId: string, topic: string): Promise<CommittedOffset[]> {
+    const { offsets, metadata } = await readGroupOffsets(this.groupFile(groupId));
+    return Object.entries(offsets[topic] ?? {}).map(([partition, offset]) => ({
       partition: Number(partition),
       offset,
+      metadata: metadata[topic]?.[partition] ?? null,
     }));
   }
 

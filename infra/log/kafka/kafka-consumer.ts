@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, PartitionOffset, TopicPartition } from '../port.ts';
+import type { Batch, BatchContext, ConsumerOptions, LogConsumer, CommitOffset, TopicPartition } from '../port.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
 
@@ -65,14 +65,14 @@ export class KafkaLogConsumer implements LogConsumer {
     return [...this.assigned];
   }
 
-  async commit(offsets: (PartitionOffset & { topic: string })[]): Promise<void> {
+  async commit(offsets: CommitOffset[]): Promise<void> {
     if (this.stopping) return;
     // Between generations (kafkajs gave the member up and a new one is joining) nothing is
     // held yet: say so, or the caller would take its positions for committed.
     if (!this.consumer || this.assigned.length === 0) throw new Error(`${this.options.groupId}: not a member of the group right now; commit again once it has joined`);
     const held = offsets.filter((o) => this.holds(o.topic, o.partition));
     if (held.length === 0) return;
-    await this.consumer.commitOffsets(held.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) })));
+    await this.consumer.commitOffsets(held.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset: String(offset), metadata: metadata ?? null })));
   }
 
   private holds(topic: string, partition: number): boolean {

@@ -2,6 +2,7 @@ import { AssignerProtocol, Kafka, type Admin, type Message, type Producer } from
 import type { Logger } from '../../logging.ts';
 import type {
   AppendResult,
+  CommittedOffset,
   ConsumerOptions,
   EventLog,
   GroupMember,
@@ -132,11 +133,11 @@ export class KafkaEventLog implements EventLog {
     return (await this.offsets(topic)).map(({ partition, high }) => ({ partition, offset: high }));
   }
 
-  async committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]> {
+  async committedOffsets(groupId: string, topic: string): Promise<CommittedOffset[]> {
     const admin = await this.admin();
     const [answer] = await admin.fetchOffsets({ groupId, topics: [topic] });
     return (answer?.partitions ?? [])
-      .map(({ partition, offset }) => ({ partition, offset: Number(offset) }))
+      .map(({ partition, offset, metadata }) => ({ partition, offset: Number(offset), metadata: metadata || null }))
       .filter((p) => p.offset >= 0)
       .sort((a, b) => a.partition - b.partition);
   }

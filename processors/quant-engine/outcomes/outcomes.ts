@@ -104,12 +104,13 @@ export function createOutcomesState(): OutcomesState {
 }
 
 /**
- * Starts tracking a subject at every horizon; its entry liquidity is the token's latest.
- * Subjects must arrive in time order (the engine tracks snapshots as they are emitted and
- * calls at their post's time): an older subject would need ticks already dropped, so it is
- * refused (returns false) and counted.
+ * Starts tracking a subject at every horizon, with the liquidity at entry (by default the
+ * token's latest; the outcomes stage passes what the engine recorded). Subjects must arrive
+ * in time order (the engine tracks snapshots as they are emitted and calls at their post's
+ * time): an older subject would need ticks already dropped, so it is refused (returns false)
+ * and counted.
  */
-export function trackSubject(state: OutcomesState, subject: OutcomeSubject): boolean {
+export function trackSubject(state: OutcomesState, subject: OutcomeSubject, entryLiquidity = latestLiquidity(state, subject.tokenId)): boolean {
   if (subject.ts < state.lastSubjectTs) {
     state.refused++;
     return false;
@@ -122,9 +123,14 @@ export function trackSubject(state: OutcomesState, subject: OutcomeSubject): boo
   s.tokenId.push(subject.tokenId);
   s.ts.push(subject.ts);
   s.entryPrice.push(subject.entryPrice);
-  s.entryLiquidity.push(token.lastLiquidity ?? Number.NaN);
+  s.entryLiquidity.push(entryLiquidity ?? Number.NaN);
   for (let h = 0; h < DURATIONS.length; h++) if (token.pending[h]++ === 0) token.start[h] = token.seq;
   return true;
+}
+
+/** Liquidity of the token's latest tick, which a subject tracked now takes as its entry; null before any. */
+export function latestLiquidity(state: OutcomesState, tokenId: string): number | null {
+  return state.tokens.get(tokenId)?.lastLiquidity ?? null;
 }
 
 /** Ticks older than the token's latest one are ignored here: the deques are in time order. */
@@ -152,11 +158,12 @@ export function outcomesOnTokenMeta(state: OutcomesState, meta: TokenMeta): void
 }
 
 /**
- * Resolves, emits (quant.outcomes, keyed by token id, timestamp resolvedAt) and returns
- * every subject-horizon pair with ts + h < t, in order of resolvedAt. Call it with each
+ * Resolves and returns every subject-horizon pair with ts + h < t, in order of resolvedAt,
+ * and emits each (quant.outcomes, keyed by token id, timestamp resolvedAt) when given an
+ * emitter: the outcomes stage emits them, the engine only uses them. Call it with each
  * event's time before applying the event, after tracking the subjects due by then.
  */
-export function advanceOutcomes(state: OutcomesState, t: number, emitter: Emitter): OutcomeResolution[] {
+export function advanceOutcomes(state: OutcomesState, t: number, emitter?: Emitter): OutcomeResolution[] {
   const resolutions: OutcomeResolution[] = [];
   const s = state.subjects;
   for (;;) {
@@ -171,7 +178,7 @@ export function advanceOutcomes(state: OutcomesState, t: number, emitter: Emitte
     }
     if (h < 0) return resolutions;
     const resolution = resolve(state, state.next[h]++ - s.base, h);
-    emitter.emit({ topic: OUTCOMES_TOPIC, key: resolution.subject.tokenId, value: toRecord(resolution, emitter), timestamp: due });
+    emitter?.emit({ topic: OUTCOMES_TOPIC, key: resolution.subject.tokenId, value: toRecord(resolution, emitter), timestamp: due });
     resolutions.push(resolution);
     if (h === LONGEST) compact(state);
   }

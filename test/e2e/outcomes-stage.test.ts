@@ -1,0 +1,112 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedHistory } from '../../infra/feeds/sim/runner.ts';
+import type { FileEventLog } from '../../infra/log/file/file-log.ts';
+import type { EventLog } from '../../infra/log/port.ts';
+import { waitFor } from '../../infra/wait.ts';
+import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import type { Processor } from '../../processors/runtime/processor.ts';
+import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { Codec } from '../../schemas/codec.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+
+/**
+ * The outcomes stage through the real runtime and file log, joined to the engine by its
+ * watermark. Run while the engine writes (small batches, a commit every few milliseconds, so
+ * the stage keeps running into the engine's progress), it writes the very records, in the
+ * same order per partition, that it writes when started after the engine has finished; and
+ * so does a stage stopped halfway whose tasks another runtime takes over.
+ */
+
+interface World {
+  dir: string;
+  log: FileEventLog;
+  codec: Codec;
+}
+const worlds: World[] = [];
+
+async function world(): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), 'tqa-outcomes-stage-'));
+  const { log, codec } = await openEmbedded(dir);
+  await seedHistory({ log, codec, dataDir: dir, seed: 99, days: 1.5, endMs: Date.UTC(2026, 4, 1), tokens: 24, authors: 160 });
+  const w = { dir, log, codec };
+  worlds.push(w);
+  return w;
+}
+
+function runtime(w: World, processor: Processor<unknown>, options: { maxBatchRecords: number; checkpointIntervalMs?: number }) {
+  return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: new FileCheckpoints(join(w.dir, 'state')), logger: silentLogger, ...options });
+}
+
+async function toEnd(r: ProcessorRuntime<unknown>, what: string): Promise<void> {
+  await waitFor(() => r.caughtUp(), what, 180_000);
+  await r.stop();
+}
+
+/** Every outcome record, in offset order per partition: key, event time and bytes. */
+async function outcomeRecords(log: EventLog): Promise<string[]> {
+  return (await readTopic(log, TOPICS.outcomes.name)).map((r) => `${r.partition} ${r.key} ${r.timestamp} ${r.value!.toString('base64')}`);
+}
+
+async function committed(log: EventLog, group: string, topic: string): Promise<number> {
+  return (await log.committedOffsets(group, topic)).reduce((sum, c) => sum + c.offset, 0);
+}
+
+let reference: string[];
+
+beforeAll(async () => {
+  const w = await world();
+  const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+  void engine.start();
+  await toEnd(engine, 'the engine');
+  const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
+  void stage.start();
+  await toEnd(stage, 'the outcomes stage');
+  reference = await outcomeRecords(w.log);
+}, 300_000);
+
+afterAll(async () => {
+  for (const w of worlds) {
+    await w.log.close();
+    await rm(w.dir, { recursive: true, force: true });
+  }
+});
+
+describe('the outcomes stage, joined to the engine by watermark', () => {
+  it('writes the same records while the engine writes its subjects as after it has finished', async () => {
+    expect(reference.length).toBeGreaterThan(10_000);
+    const w = await world();
+    const engine = runtime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
+    const stage = runtime(w, outcomesStage, { maxBatchRecords: 300 });
+    void stage.start();
+    void engine.start();
+    await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
+    await engine.stop();
+    await toEnd(stage, 'the outcomes stage');
+    expect(await outcomeRecords(w.log)).toEqual(reference);
+  }, 300_000);
+
+  it('writes the same records when another runtime takes its tasks over halfway', async () => {
+    const w = await world();
+    const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+    void engine.start();
+    await toEnd(engine, 'the engine');
+    const total = (await w.log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
+    const first = runtime(w, outcomesStage, { maxBatchRecords: 200, checkpointIntervalMs: 5 });
+    void first.start();
+    await waitFor(async () => (await committed(w.log, outcomesStage.name, TOPICS.market.name)) > total / 2, 'the first stage runtime to cover half the ticks', 180_000);
+    await first.stop();
+    const handedOver = await committed(w.log, outcomesStage.name, TOPICS.market.name);
+    expect(handedOver).toBeLessThan(total);
+    const second = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
+    void second.start();
+    await toEnd(second, 'the second stage runtime');
+    expect(await outcomeRecords(w.log)).toEqual(reference);
+  }, 300_000);
+});
