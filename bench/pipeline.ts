@@ -1,30 +1,39 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { openLogServices } from '../infra/bootstrap.ts';
-import { loadConfig } from '../infra/config.ts';
+import { onWorkerThread } from '../cli/roles/worker-thread.ts';
+import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
+import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
+import type { EventLog } from '../infra/log/port.ts';
+import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
+import type { Processor } from '../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { atLeast, report } from './results.ts';
 
 const DAYS = Number(process.env.BENCH_PIPELINE_DAYS ?? 7);
+const logger = pino({ level: 'warn' });
+const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} events/s`;
 
 /**
- * The embedded pipeline over the default simulated world: the quant engine from offset 0
- * to the end of the seeded history, against a baseline in the same run that only reads
- * and decodes the same input records.
+ * The embedded pipeline over the default simulated world, from offset 0 to the end of the
+ * seeded history: the quant engine, against a baseline in the same run that only reads and
+ * decodes the same input records; then the outcomes stage behind it; then both again on a
+ * copy of the same log, each on a worker thread of its own as `tqa start` runs them, against
+ * the two one after the other on one thread.
  */
 export async function benchPipeline(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-pipeline-'));
-  const logger = pino({ level: 'warn' });
+  const copy = `${dir}-threads`;
   const config = loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'always' });
   const services = await openLogServices(config, logger);
   try {
     const seeded = await seedHistory({ log: services.log, codec: services.codec, dataDir: dir, seed: 1, days: DAYS, endMs: Date.UTC(2026, 5, 1) });
+    await cp(dir, copy, { recursive: true });
     const inputs = [TOPICS.tokens.name, TOPICS.posts.name, TOPICS.market.name];
 
     // Baseline: a consumer group that reads and decodes the same input, and does nothing else.
@@ -42,35 +51,21 @@ export async function benchPipeline(): Promise<void> {
     const readPerSec = decoded / ((performance.now() - readStart) / 1000);
     await reader.stop();
 
-    const runtime = new ProcessorRuntime({
-      processor: quantEngine,
-      log: services.log,
-      codec: services.codec,
-      checkpoints: new FileCheckpoints(join(dir, 'state')),
-      logger,
-      maxBatchRecords: 5000,
-      // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.
-      checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
-      checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
-    });
-    const start = performance.now();
-    void runtime.start();
-    while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 250));
-    const seconds = (performance.now() - start) / 1000;
-    await runtime.stop();
+    const engine = await runToEnd(quantEngine, config, services);
+    const stage = await runToEnd(outcomesStage, config, services);
     const outputs = await Promise.all(
-      CATALOGUE.filter((t) => quantEngine.outputs.includes(t.name)).map(async (t) => [
+      CATALOGUE.filter((t) => quantEngine.outputs.includes(t.name) || outcomesStage.outputs.includes(t.name)).map(async (t) => [
         t.name,
         (await services.log.endOffsets(t.name)).reduce((sum, p) => sum + p.offset, 0),
       ]),
     );
-    const eventsPerSec = runtime.stats.processed / seconds;
+    const eventsPerSec = engine.processed / engine.seconds;
     process.stdout.write(`${DAYS} days of the default world: ${seeded.records.toLocaleString('en-US')} input events\n`);
-    process.stdout.write(`baseline, read and decode the inputs: ${Math.round(readPerSec).toLocaleString('en-US')} events/s\n`);
+    process.stdout.write(`baseline, read and decode the inputs: ${rate(readPerSec)}\n`);
     process.stdout.write(
-      `quant engine (log → every module → derived topics): ${Math.round(eventsPerSec).toLocaleString('en-US')} events/s ` +
-        `(${seconds.toFixed(1)} s, ${(eventsPerSec / readPerSec).toFixed(2)} of the baseline)\n`,
+      `quant engine (log → every module → derived topics): ${rate(eventsPerSec)} (${engine.seconds.toFixed(1)} s, ${(eventsPerSec / readPerSec).toFixed(2)} of the baseline)\n`,
     );
+    process.stdout.write(`outcomes stage behind it: ${rate(stage.processed / stage.seconds)} of its own input (${stage.seconds.toFixed(1)} s)\n`);
     process.stdout.write(`outputs: ${outputs.map(([t, n]) => `${t} ${n.toLocaleString('en-US')}`).join(', ')}\n`);
     report({
       figure: `quant engine, ${DAYS} days of the default world, embedded (one thread)`,
@@ -79,8 +74,75 @@ export async function benchPipeline(): Promise<void> {
       baseline: { name: 'read and decode the inputs', value: readPerSec },
       target: atLeast(50_000, 'events/s'),
     });
+
+    const oneThread = total / (engine.seconds + stage.seconds);
+    const twoThreads = total / (await onTwoThreads(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' })));
+    process.stdout.write(
+      `engine and outcomes stage, input events/s to both done: ${rate(twoThreads)} on two threads at once, ${rate(oneThread)} one after the other on one\n`,
+    );
+    report({
+      figure: `quant engine and outcomes stage, ${DAYS} days, embedded, two threads`,
+      value: twoThreads,
+      unit: 'events/s',
+      baseline: { name: 'the two one after the other on one thread', value: oneThread },
+      note: 'the stage waits for the engine’s committed progress (a watermark join), so the two overlap only as far as the engine’s checkpoints allow',
+    });
   } finally {
     await services.close();
     await rm(dir, { recursive: true, force: true });
+    await rm(copy, { recursive: true, force: true });
   }
+}
+
+/** Runs a processor from offset 0 to the end of its input in this thread, as `tqa start` configures it. */
+async function runToEnd(processor: Processor<unknown>, config: Config, services: LogServices): Promise<{ seconds: number; processed: number }> {
+  const runtime = new ProcessorRuntime({
+    processor,
+    log: services.log,
+    codec: services.codec,
+    checkpoints: new FileCheckpoints(join(config.TQA_DATA_DIR, 'state')),
+    logger,
+    maxBatchRecords: 5000,
+    // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.
+    checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
+    checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
+  });
+  const start = performance.now();
+  void runtime.start();
+  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 250));
+  const seconds = (performance.now() - start) / 1000;
+  await runtime.stop();
+  return { seconds, processed: runtime.stats.processed };
+}
+
+/**
+ * The engine and the outcomes stage on worker threads of their own over the log in `config`'s
+ * data dir, as the processors role runs them; seconds until both groups' commits reach the
+ * ends of their inputs.
+ */
+async function onTwoThreads(config: Config): Promise<number> {
+  const processors = [quantEngine, outcomesStage];
+  const roles = processors.map((p) => onWorkerThread(p.name, new URL('../cli/roles/processors.ts', import.meta.url), 'processorRoles', { key: p.name }));
+  const services = await openLogServices(config, logger);
+  const start = performance.now();
+  const running = await Promise.all(roles.map((role) => role.start({ config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout })));
+  try {
+    for (const processor of processors) {
+      while (!(await committedToEnd(services.log, processor))) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return (performance.now() - start) / 1000;
+  } finally {
+    for (const role of running) await role.stop();
+    await services.close();
+  }
+}
+
+async function committedToEnd(log: EventLog, processor: Processor<unknown>): Promise<boolean> {
+  for (const topic of processor.inputs) {
+    const committed = await log.committedOffsets(processor.name, topic);
+    for (const { partition, offset } of await log.endOffsets(topic)) {
+      if ((committed.find((c) => c.partition === partition)?.offset ?? 0) < offset) return false;
+    }
+  }
+  return true;
 }
