@@ -19,10 +19,10 @@ import type { Processor } from '../runtime/processor.ts';
  * analogs need them) but no longer writes them, which was half its output.
  *
  * Its subjects come from the engine, so a task reads them only as far as the engine has
- * finished (`upstream`): it never handles a tick before a subject the engine has yet to
- * write, and resolves exactly what the single-task engine did. Among equal times: token
- * metadata, then subjects, then ticks (a call comes before the ticks of its post's time, as
- * in the engine; a snapshot's entry liquidity is the engine's, carried on the record).
+ * finished (`upstream`): it never handles a tick after a subject of an earlier time the
+ * engine has yet to write, and resolves exactly what the single-task engine did. Within one
+ * event time the order of subjects and ticks changes nothing: a subject's window starts
+ * after its own time, and its entry liquidity is the engine's, carried on the record.
  */
 export interface OutcomesStageState {
   outcomes: OutcomesState;

@@ -19,8 +19,9 @@ export function engineWithOutcomes(): { engine: EngineState; stage: OutcomesStag
     process(record, ctx) {
       const subjects: OutputRecord[] = [];
       quantEngine.process(engine, record, {
-        ...ctx,
-        id: ctx.id,
+        eventTime: ctx.eventTime,
+        watermark: ctx.watermark,
+        id: (prefix, ...parts) => ctx.id(prefix, ...parts),
         reject: (reason) => ctx.reject(reason),
         emit(output) {
           if (output.topic === TOPICS.outcomeSubjects.name) subjects.push(output);

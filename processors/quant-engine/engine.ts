@@ -88,7 +88,8 @@ function views(state: EngineState): Views {
  * Does everything due strictly before event time `t`, before an event at `t` is applied:
  * snapshots of the grid times passed (built from events up to them only) with their
  * scores, the signals they fire or end, and the quant snapshot; outcomes whose horizon
- * passed (feeding author metrics and the analog candidates; the outcomes stage emits them), author metrics of the hour begun, cohort recomputes, narrative buckets.
+ * passed (feeding author metrics and the analog candidates; the outcomes stage writes them),
+ * author metrics of the hour begun, cohort recomputes, narrative buckets.
  */
 export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);

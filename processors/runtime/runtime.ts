@@ -91,7 +91,6 @@ interface Source {
   partition: number;
 }
 
-
 interface Task<State> {
   id: number;
   state: State;
@@ -452,7 +451,8 @@ export class ProcessorRuntime<State> {
    * committed positions cover (the runtime commits it as the offsets' metadata), and then the
    * ends of the topics it writes. Every output it timed before that time is within those ends,
    * since it commits only positions whose outputs are in the log. Partitions of a processor
-   * with several tasks are committed by each, so the least of their times counts.
+   * with several tasks are committed by each, so the least of their times counts, and one not
+   * committed yet holds everything back.
    */
   private readUpstream(): Promise<void> {
     this.upstreamRead ??= (async () => {
@@ -461,7 +461,9 @@ export class ProcessorRuntime<State> {
       const at = Date.now();
       let before = Infinity;
       for (const topic of upstream.inputs) {
-        for (const { metadata } of await log.committedOffsets(upstream.name, topic)) before = Math.min(before, handledThrough(metadata));
+        const commits = await log.committedOffsets(upstream.name, topic);
+        if (commits.length < (catalogueTopic(topic)?.partitions ?? 0)) before = -Infinity;
+        for (const { metadata } of commits) before = Math.min(before, handledThrough(metadata));
       }
       const ends = new Map<string, number[]>();
       for (const topic of this.gated) {

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, CommitOffset, TopicPartition } from '../port.ts';
+import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
 import type { FileEventLog } from './file-log.ts';
 import { forgetMember, recordMember } from './group-member.ts';
 import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';

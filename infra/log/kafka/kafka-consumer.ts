@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import type { Batch, BatchContext, ConsumerOptions, LogConsumer, CommitOffset, TopicPartition } from '../port.ts';
+import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
 
