@@ -35,6 +35,8 @@ export interface RuntimeOptions<State> {
 
 /** Outputs a task gathers before handing them to the log, once its previous ones are durable. */
 const OUTPUT_CHUNK = 2_000;
+/** How long a read of the upstream's progress may take before another one replaces it. */
+const UPSTREAM_READ_TIMEOUT_MS = 10_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
 
@@ -159,7 +161,9 @@ export class ProcessorRuntime<State> {
   private readonly gated: ReadonlySet<string>;
   /** How far the upstream has finished, as last read; see readUpstream(). */
   private upstream: UpstreamProgress = { before: -Infinity, ends: new Map(), at: 0 };
-  private upstreamRead: Promise<void> | undefined;
+  /** The read of the upstream's progress in flight, by when it started. */
+  private upstreamRead: { startedAt: number } | undefined;
+  private upstreamReadFailing = false;
   /** Counters for metrics and benchmarks. */
   readonly stats = { processed: 0, deadLettered: 0, produced: 0 };
 
@@ -412,7 +416,7 @@ export class ProcessorRuntime<State> {
    * while an input with no fetched record may still hold an earlier one. Per record, so it
    * allocates nothing and awaits only when an empty input's end offsets must be read again.
    */
-  private nextSource(task: Task<State>, maxEndAgeMs = this.idleCheckMs, upstreamRead = false): number | Promise<number> {
+  private nextSource(task: Task<State>, maxEndAgeMs = this.idleCheckMs): number | Promise<number> {
     let best = -1;
     let bestTs = 0;
     let upstreamBehind = false;
@@ -440,10 +444,10 @@ export class ProcessorRuntime<State> {
       }
     }
     if (this.gated.size === 0 || (!upstreamBehind && (best < 0 || bestTs <= this.upstream.before))) return best;
-    // The upstream may still write records this one must come after. Read its progress again,
-    // once per idle check at most: the task's next advance goes on from there.
-    if (upstreamRead || Date.now() - this.upstream.at < this.idleCheckMs) return -1;
-    return this.readUpstream().then(() => this.nextSource(task, maxEndAgeMs, true));
+    // The upstream may still write records this one must come after: read its progress again,
+    // and let the next idle check go on from there.
+    this.readUpstream();
+    return -1;
   }
 
   /**
@@ -454,11 +458,17 @@ export class ProcessorRuntime<State> {
    * with several tasks are committed by each, so the least of their times counts, and one not
    * committed yet holds everything back.
    */
-  private readUpstream(): Promise<void> {
-    this.upstreamRead ??= (async () => {
+  private readUpstream(): void {
+    const now = Date.now();
+    if (now - this.upstream.at < this.idleCheckMs) return;
+    // One read at a time, off the tasks' queue: a request the broker never answers (it froze
+    // mid-request) holds up only the join, and after UPSTREAM_READ_TIMEOUT_MS a new read.
+    if (this.upstreamRead && now - this.upstreamRead.startedAt < UPSTREAM_READ_TIMEOUT_MS) return;
+    const read = { startedAt: now };
+    this.upstreamRead = read;
+    void (async () => {
       const { log } = this.options;
       const upstream = this.processor.upstream!;
-      const at = Date.now();
       let before = Infinity;
       for (const topic of upstream.inputs) {
         const commits = await log.committedOffsets(upstream.name, topic);
@@ -470,9 +480,18 @@ export class ProcessorRuntime<State> {
         const offsets = await log.endOffsets(topic);
         ends.set(topic, offsets.sort((a, b) => a.partition - b.partition).map((e) => e.offset));
       }
-      this.upstream = { before: before === Infinity ? -Infinity : before, ends, at };
-    })().finally(() => (this.upstreamRead = undefined));
-    return this.upstreamRead;
+      // A read given up on is older than the one that replaced it: it says nothing new.
+      if (this.upstreamRead !== read) return;
+      this.upstream = { before: before === Infinity ? -Infinity : before, ends, at: read.startedAt };
+      this.upstreamReadFailing = false;
+    })()
+      .catch((err: unknown) => {
+        if (!this.upstreamReadFailing) this.logger.warn({ err, upstream: this.processor.upstream!.name }, "reading the upstream's progress failed; trying again at each idle check");
+        this.upstreamReadFailing = true;
+      })
+      .finally(() => {
+        if (this.upstreamRead === read) this.upstreamRead = undefined;
+      });
   }
 
   /**
