@@ -23,7 +23,7 @@ import { latestSnapshots, RULE_FIELDS } from '../projections/tables/quant.ts';
 import { authorMetrics } from '../projections/tables/social.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
-import { projectToEnd, runEngineToEnd } from '../test/helpers/pipeline.ts';
+import { projectToEnd, runQuantToEnd } from '../test/helpers/pipeline.ts';
 import type { LoadSpec } from './api-load.ts';
 import { listen, LoadClient, summarise, type Stats } from './load-client.ts';
 import { atLeast, atMost, report, shareOfBaseline } from './results.ts';
@@ -71,7 +71,7 @@ export async function benchApi(): Promise<void> {
     const seeded = await seedHistory({ log, codec, dataDir: dir, seed: 7, days: DAYS, endMs: Date.now() });
     const keys: string[] = [];
     for (let i = 0; i < KEYS; i++) keys.push((await issueApiKey(log, codec, { name: `bench ${i}`, plan: 'team', scopes: SCOPE_NAMES, teamId: null })).key);
-    await runEngineToEnd(dir, log, codec);
+    await runQuantToEnd(dir, log, codec);
     process.stdout.write(
       `${DAYS} day(s) of the default world: ${seeded.records.toLocaleString('en-US')} input events; ` +
         `${CONNECTIONS} connections, ${DURATION_MS / 1000} s per row after ${WARMUP_MS / 1000} s of warm-up\n`,

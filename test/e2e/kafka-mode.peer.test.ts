@@ -15,7 +15,7 @@ import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
 import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
-import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
+import { projectToEnd, runQuantToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
 
@@ -24,7 +24,7 @@ const WORLD = { seed: 777, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 20, aut
 /** Feed → quant engine → live projections into DuckDB on one log; the tables, and a replay of them. */
 async function runPipeline(dir: string, log: EventLog, codec: Codec) {
   await seedHistory({ log, codec, dataDir: dir, ...WORLD });
-  await runEngineToEnd(dir, log, codec);
+  await runQuantToEnd(dir, log, codec);
   const config = loadConfig({ TQA_DATA_DIR: dir });
   const store = await openStore(config, silentLogger);
   await projectToEnd(config, log, codec, store);

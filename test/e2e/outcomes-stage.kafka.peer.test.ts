@@ -13,19 +13,21 @@ import { waitFor } from '../../infra/wait.ts';
 import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
-import { runEngineToEnd } from '../helpers/pipeline.ts';
+import { runQuantToEnd } from '../helpers/pipeline.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
  * The outcomes stage's tasks over two members of its consumer group on the Kafka mock broker,
- * joined to the engine by its commits: the engine stops midway, a second member joins, the
- * first leaves and hands its partitions over, the engine goes on in a new runtime. The records
- * equal those of one task per partition in one runtime on the file log (repeats of a handover
- * carry the same record, so they are compared as distinct records).
+ * joined to the engine by its commits. The input comes in two halves by event time: over the
+ * first, a second member joins and the first leaves, handing its partitions over; the second
+ * half is appended and the engine and the second member go on. The records equal those of one
+ * task per partition in one runtime on the file log (repeats of a handover carry the same
+ * record, so they are compared as distinct records).
  */
 
 const WORLD = { seed: 808, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 12, authors: 100 };
@@ -46,6 +48,7 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
   const dirs: string[] = [];
   const logs: KafkaEventLog[] = [];
   let reference: string[];
+  let local: Awaited<ReturnType<typeof openEmbedded>>;
 
   const kafkaLog = (clientId: string) => {
     const log = new KafkaEventLog({ brokers: [broker.brokers], clientId, idempotent: false, logger: pino({ level: 'silent' }), sessionTimeoutMs: 6_000 });
@@ -57,14 +60,14 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
     [broker, registry] = await Promise.all([startMockBroker(), startSchemaRegistryServer()]);
     const dir = await mkdtemp(join(tmpdir(), 'tqa-outcomes-ref-'));
     dirs.push(dir);
-    const local = await openEmbedded(dir);
+    local = await openEmbedded(dir);
     await seedHistory({ log: local.log, codec: local.codec, dataDir: dir, ...WORLD });
-    await runEngineToEnd(dir, local.log, local.codec);
+    await runQuantToEnd(dir, local.log, local.codec);
     reference = await outcomes(local.log, local.codec);
-    await local.log.close();
   }, 300_000);
 
   afterAll(async () => {
+    await local?.log.close();
     for (const log of logs) await log.close();
     await Promise.all([broker?.stop(), registry?.close()]);
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
@@ -77,32 +80,43 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
     await log.ensureTopics(CATALOGUE);
     const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    await seedHistory({ log, codec, dataDir: dir, ...WORLD });
+    // The reference's input, in two halves by event time: the engine, and with it the stage,
+    // can get no further than the first until the second is appended.
+    const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(local.log, topic) })));
+    const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
+    const cut = times[Math.floor(times.length / 2)];
+    const append = async (keep: (ts: number) => boolean) => {
+      for (const { topic, records } of input) {
+        const chosen = records.filter((r) => keep(r.timestamp));
+        const values = await Promise.all(chosen.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
+        if (values.length > 0) await log.append(topic, values);
+      }
+    };
+    await append((ts) => ts < cut);
 
     // Members of one machine share the checkpoint dir: a member taking a partition over resumes from its checkpoint.
-    const runtime = (processor: typeof outcomesStage | typeof quantEngine, clientId: string, options: { checkpointIntervalMs: number; maxBatchRecords: number }) =>
-      new ProcessorRuntime<unknown>({ processor, log: kafkaLog(clientId), codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, ...options });
-    const engine = runtime(quantEngine, 'engine', { checkpointIntervalMs: 200, maxBatchRecords: 500 });
-    const first = runtime(outcomesStage, 'stage-1', { checkpointIntervalMs: 100, maxBatchRecords: 200 });
-    const second = runtime(outcomesStage, 'stage-2', { checkpointIntervalMs: 100, maxBatchRecords: 200 });
+    const runtime = (processor: Processor<unknown>, clientId: string) =>
+      new ProcessorRuntime<unknown>({ processor, log: kafkaLog(clientId), codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, checkpointIntervalMs: 100, maxBatchRecords: 300 });
+    const engine = runtime(quantEngine, 'engine');
+    const first = runtime(outcomesStage, 'stage-1');
+    const second = runtime(outcomesStage, 'stage-2');
     void engine.start();
     void first.start();
-    const ticks = (await log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
+    const firstHalf = (await log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
     await waitFor(async () => (await committed(log, TOPICS.market.name)) > 0, 'the first stage member to commit', 120_000);
-    // The engine stops first: the stage cannot go past what it committed, so there is work to hand over.
-    await engine.stop();
     void second.start();
     await first.stop();
     const handedOver = await committed(log, TOPICS.market.name);
-    const rest = runtime(quantEngine, 'engine-again', { checkpointIntervalMs: 200, maxBatchRecords: 500 });
-    void rest.start();
-    await waitFor(() => rest.caughtUp(), 'the restarted engine', 180_000);
-    await rest.stop();
+    await append((ts) => ts >= cut);
+    const ticks = (await log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
+    await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
+    await engine.stop();
     await waitFor(async () => (await committed(log, TOPICS.market.name)) >= ticks && (await second.caughtUp()), 'the second member to finish', 180_000);
     await second.stop();
 
-    expect(handedOver).toBeLessThan(ticks);
-    expect(second.stats.processed).toBeGreaterThan(0);
+    expect(handedOver).toBeLessThanOrEqual(firstHalf);
+    expect(firstHalf).toBeLessThan(ticks);
+    expect(second.stats.processed).toBeGreaterThan(ticks - firstHalf);
     expect(reference.length).toBeGreaterThan(1_000);
     expect(await outcomes(log, codec)).toEqual(reference);
   }, 600_000);

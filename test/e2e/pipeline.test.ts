@@ -17,7 +17,7 @@ import { getSignal, signalFeed } from '../../projections/read-models/signals.ts'
 import { listTokens } from '../../projections/read-models/tokens.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
-import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
+import { projectToEnd, runQuantToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { dumpStore } from '../helpers/store-dump.ts';
 
@@ -56,7 +56,7 @@ describe('the embedded pipeline: simulated feed → quant engine → projections
     const { log, codec } = await openEmbedded(dir);
     await seedHistory({ log, codec, dataDir: dir, seed: 4242, days: 3, endMs: Date.UTC(2026, 3, 1), tokens: 40, authors: 300 });
 
-    await runEngineToEnd(dir, log, codec);
+    await runQuantToEnd(dir, log, codec);
     const store = await openStore(config, silentLogger);
     await projectToEnd(config, log, codec, store);
     live = await readModels(store);

@@ -13,7 +13,7 @@ import { snakeKeys } from '../../projections/runtime/projection.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, PublicEvent, Signal, TokenMeta } from '../../schemas/records.ts';
-import { runEngineToEnd } from '../helpers/pipeline.ts';
+import { runQuantToEnd } from '../helpers/pipeline.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -43,7 +43,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tqa-public-events-'));
   ({ log, codec } = await openEmbedded(dir));
   await seedHistory({ log, codec, dataDir: dir, seed: 7, days: 1, endMs: Date.UTC(2026, 3, 1), tokens: 20, authors: 150 });
-  await runEngineToEnd(dir, log, codec);
+  await runQuantToEnd(dir, log, codec);
 }, 240_000);
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ import { WORLD } from '../helpers/api-world.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
-import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
+import { projectToEnd, runQuantToEnd } from '../helpers/pipeline.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   config = loadConfig({ TQA_DATA_DIR: dir });
   const { log, codec } = await openEmbedded(dir);
   await seedHistory({ log, codec, dataDir: dir, seed: WORLD.seed, days: WORLD.days, endMs: WORLD.endMs, tokens: WORLD.tokens, authors: WORLD.authors });
-  await runEngineToEnd(dir, log, codec);
+  await runQuantToEnd(dir, log, codec);
   const store = await openStore(config, silentLogger);
   await projectToEnd(config, log, codec, store);
   await store.close();

@@ -20,7 +20,7 @@ import { WORLD } from '../helpers/api-world.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
-import { projectToEnd, runEngineToEnd } from '../helpers/pipeline.ts';
+import { projectToEnd, runQuantToEnd } from '../helpers/pipeline.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -87,7 +87,7 @@ beforeAll(async () => {
   config = loadConfig({ TQA_DATA_DIR: dir });
   ({ log, codec } = await openEmbedded(dir));
   await seedHistory({ log, codec, dataDir: dir, seed: WORLD.seed, days: WORLD.days, endMs: WORLD.endMs, tokens: WORLD.tokens, authors: WORLD.authors });
-  await runEngineToEnd(dir, log, codec);
+  await runQuantToEnd(dir, log, codec);
   // The store holds the whole history before the service starts, so every run reads the same.
   const store = await openStore(config, silentLogger);
   await projectToEnd(config, log, codec, store);

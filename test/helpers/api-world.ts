@@ -21,7 +21,7 @@ import { startLiveProjections, type ProjectionSet } from '../../projections/runt
 import type { ProjectionTables } from '../../projections/tables.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
 import { runCommand } from './cli.ts';
-import { runEngineToEnd } from './pipeline.ts';
+import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 
@@ -84,7 +84,7 @@ export async function startApiWorld(): Promise<ApiWorld> {
   const config: Config = loadConfig({ TQA_DATA_DIR: dir });
   const { log, codec } = await openEmbedded(dir);
   await seedHistory({ log, codec, dataDir: dir, seed: WORLD.seed, days: WORLD.days, endMs: WORLD.endMs, tokens: WORLD.tokens, authors: WORLD.authors });
-  await runEngineToEnd(dir, log, codec);
+  await runQuantToEnd(dir, log, codec);
   const store = await openStore(config, silentLogger);
   const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);

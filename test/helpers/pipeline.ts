@@ -18,7 +18,7 @@ import { waitFor } from '../../infra/wait.ts';
  * checkpointing under `dir`, then stops them: the engine once it has caught up (its commit on
  * stop is the progress the stage waits for), then the stage.
  */
-export async function runEngineToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
+export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
   const runtimes = [quantEngine, outcomesStage].map(
     (processor) =>
       new ProcessorRuntime<unknown>({
