@@ -1,7 +1,7 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
-import { quantEngine, type EngineState } from '../quant-engine/engine.ts';
+import { quantEngine } from '../quant-engine/engine.ts';
 import type { InputRecord, OutputRecord, ProcessorContext } from '../runtime/processor.ts';
-import { outcomesStage, type OutcomesStageState } from './outcomes.ts';
+import { outcomesStage } from './outcomes.ts';
 
 /**
  * The quant engine and the outcomes stage as one in-memory pipeline, for tests that run the
@@ -10,12 +10,10 @@ import { outcomesStage, type OutcomesStageState } from './outcomes.ts';
  * (a subject is timed between the engine's previous input and this one). One stage state
  * serves every token: a token's outcomes depend on its own records only.
  */
-export function engineWithOutcomes(): { engine: EngineState; stage: OutcomesStageState; process(record: InputRecord, ctx: ProcessorContext): void } {
+export function engineWithOutcomes(): { process(record: InputRecord, ctx: ProcessorContext): void } {
   const engine = quantEngine.createState(0);
   const stage = outcomesStage.createState(0);
   return {
-    engine,
-    stage,
     process(record, ctx) {
       const subjects: OutputRecord[] = [];
       quantEngine.process(engine, record, {
