@@ -3,16 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { onWorkerThread } from '../cli/roles/worker-thread.ts';
-import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
+import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
-import type { EventLog } from '../infra/log/port.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
-import type { Processor } from '../processors/runtime/processor.ts';
-import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
+import { committedToEnd, runToEnd } from './processor-runs.ts';
 import { atLeast, report } from './results.ts';
 
 const DAYS = Number(process.env.BENCH_PIPELINE_DAYS ?? 7);
@@ -51,8 +48,8 @@ export async function benchPipeline(): Promise<void> {
     const readPerSec = decoded / ((performance.now() - readStart) / 1000);
     await reader.stop();
 
-    const engine = await runToEnd(quantEngine, config, services);
-    const stage = await runToEnd(outcomesStage, config, services);
+    const engine = await runToEnd(quantEngine, config, services, logger);
+    const stage = await runToEnd(outcomesStage, config, services, logger);
     const outputs = await Promise.all(
       CATALOGUE.filter((t) => quantEngine.outputs.includes(t.name) || outcomesStage.outputs.includes(t.name)).map(async (t) => [
         t.name,
@@ -94,27 +91,6 @@ export async function benchPipeline(): Promise<void> {
   }
 }
 
-/** Runs a processor from offset 0 to the end of its input in this thread, as `tqa start` configures it. */
-async function runToEnd(processor: Processor<unknown>, config: Config, services: LogServices): Promise<{ seconds: number; processed: number }> {
-  const runtime = new ProcessorRuntime({
-    processor,
-    log: services.log,
-    codec: services.codec,
-    checkpoints: new FileCheckpoints(join(config.TQA_DATA_DIR, 'state')),
-    logger,
-    maxBatchRecords: 5000,
-    // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.
-    checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
-    checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
-  });
-  const start = performance.now();
-  void runtime.start();
-  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 250));
-  const seconds = (performance.now() - start) / 1000;
-  await runtime.stop();
-  return { seconds, processed: runtime.stats.processed };
-}
-
 /**
  * The engine and the outcomes stage on worker threads of their own over the log in `config`'s
  * data dir, as the processors role runs them; seconds until both groups' commits reach the
@@ -122,7 +98,7 @@ async function runToEnd(processor: Processor<unknown>, config: Config, services:
  */
 async function onTwoThreads(config: Config): Promise<number> {
   const processors = [quantEngine, outcomesStage];
-  const roles = processors.map((p) => onWorkerThread(p.name, new URL('../cli/roles/processors.ts', import.meta.url), 'processorRoles', { key: p.name }));
+  const roles = processors.map((p) => onWorkerThread(p.name, new URL('../cli/roles/processors.ts', import.meta.url), 'processorRole', { args: [p.name] }));
   const services = await openLogServices(config, logger);
   const start = performance.now();
   const running = await Promise.all(roles.map((role) => role.start({ config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout })));
@@ -135,14 +111,4 @@ async function onTwoThreads(config: Config): Promise<number> {
     for (const role of running) await role.stop();
     await services.close();
   }
-}
-
-async function committedToEnd(log: EventLog, processor: Processor<unknown>): Promise<boolean> {
-  for (const topic of processor.inputs) {
-    const committed = await log.committedOffsets(processor.name, topic);
-    for (const { partition, offset } of await log.endOffsets(topic)) {
-      if ((committed.find((c) => c.partition === partition)?.offset ?? 0) < offset) return false;
-    }
-  }
-  return true;
 }

@@ -29,6 +29,12 @@ const ConfigSchema = z.object({
   TQA_CHECKPOINTS: z.enum(['local', 'store']).optional(),
   /** The share of a processor task's time its checkpoints may take: a state slow to save is saved less often. */
   TQA_CHECKPOINT_SAVE_SHARE: z.coerce.number().gt(0).max(1).default(0.05),
+  /**
+   * Threads each processor with a task per partition (the outcomes stage) runs on in `tqa start`,
+   * each taking a share of its partitions (embedded log) or joining its group as a member
+   * (Kafka); at most its partition count. Unset: one per core.
+   */
+  TQA_STAGE_THREADS: z.coerce.number().int().min(1).optional(),
   /** Nice value of the threads that work through backlogs (feeds, processors) in `tqa start`: the API's thread gets the CPU first. */
   TQA_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   KAFKA_BROKERS: z.string().default('localhost:9092'),

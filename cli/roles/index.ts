@@ -1,5 +1,6 @@
 import { PROCESSORS } from '../../processors/index.ts';
 import { apiRole } from './api.ts';
+import { processorOnThreads } from './processor-threads.ts';
 import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
@@ -14,8 +15,9 @@ import { onWorkerThread } from './worker-thread.ts';
  * processors (a catch-up) and the projections run on worker threads of their own, so their
  * CPU work never holds the API's event loop when they run in one process; the projections'
  * thread holds an embedded store and answers the other roles' reads of it. Each processor
- * has a thread of its own: the public events, derived from the engine's outputs, are worked
- * out on another core while the engine goes on.
+ * has threads of its own: the public events, derived from the engine's outputs, are worked
+ * out on another core while the engine goes on, and a processor with a task per partition
+ * (the outcomes stage) spreads its partitions over several.
  */
 export const ROLES: readonly Role[] = [
   onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { background: true }),
@@ -24,7 +26,7 @@ export const ROLES: readonly Role[] = [
   researchRole,
   together(
     'processors',
-    PROCESSORS.map((p) => onWorkerThread(p.name, new URL('./processors.ts', import.meta.url), 'processorRoles', { key: p.name, background: true })),
+    PROCESSORS.map((p) => processorOnThreads(p)),
   ),
   webhooksRole,
   onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),

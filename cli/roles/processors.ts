@@ -6,6 +6,7 @@ import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.t
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
+import type { PartitionShare } from '../../infra/log/port.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Role, RoleContext } from './role.ts';
 
@@ -32,10 +33,15 @@ function checkpointsOf({ config, logger, store, services }: RoleContext, process
   return new CachedCheckpoints(files, () => shared.get(), everSaved, logger);
 }
 
-/** One processor in its own consumer group. */
-function processorRole(processor: Processor<unknown>): Role {
+/**
+ * One processor in its own consumer group; `share`, the partitions this role takes of a
+ * processor with a task per partition on the file log (where roles on several threads split them).
+ */
+export function processorRole(name: string, share?: PartitionShare): Role {
+  const processor = PROCESSORS.find((p) => p.name === name);
+  if (!processor) throw new Error(`no processor named ${name}`);
   return {
-    name: processor.name,
+    name: share ? `${processor.name} ${share.index + 1}/${share.count}` : processor.name,
     async start(ctx) {
       const { config, logger, services } = ctx;
       const checkpoints = checkpointsOf(ctx, processor);
@@ -47,6 +53,7 @@ function processorRole(processor: Processor<unknown>): Role {
         logger,
         checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
         checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
+        share,
       });
       runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
       return {
@@ -59,6 +66,3 @@ function processorRole(processor: Processor<unknown>): Role {
     },
   };
 }
-
-/** Each processor's role by processor name: the processors role runs each on a thread of its own. */
-export const processorRoles: Record<string, Role> = Object.fromEntries(PROCESSORS.map((p) => [p.name, processorRole(p)]));

@@ -13,12 +13,12 @@ import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
 // The thread's side of onWorkerThread: starts the role with a log connection (and, when it
 // needs one, a store) of its own, stops it when told, then lets the thread end.
-const { module, exportName, key, config, storePort, nice } = workerData as RoleThreadData;
+const { module, exportName, args, config, storePort, nice } = workerData as RoleThreadData;
 // Before anything starts threads of its own (they inherit it). Linux applies a nice value
 // set by a thread to that thread alone.
 if (nice > 0) setPriority(nice);
 const exported = (await import(module))[exportName];
-const role: Role = key === undefined ? exported : exported[key];
+const role: Role = args === undefined ? exported : exported(...args);
 const logger = createLogger(config.LOG_LEVEL).child({ command: 'start', role: role.name, thread: 'worker' });
 const services = await openLogServices(config, logger);
 const store = new Reopenable(() => openStore(config, logger));

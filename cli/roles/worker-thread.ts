@@ -9,8 +9,8 @@ import type { Role } from './role.ts';
 export interface RoleThreadData {
   module: string;
   exportName: string;
-  /** When given, the export is a record of roles and the thread runs the one under this key. */
-  key?: string;
+  /** When given, the export is a function of these arguments (structured-cloneable) that makes the role. */
+  args?: unknown[];
   config: Config;
   /** Where the thread serves its store to the process's other roles (embedded DuckDB). */
   storePort?: MessagePort;
@@ -21,7 +21,7 @@ export interface RoleThreadData {
 interface ThreadOptions {
   holdsStore?: boolean;
   background?: boolean;
-  key?: string;
+  args?: unknown[];
 }
 
 export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' };
@@ -40,15 +40,15 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  * the thread opens it and serves it to the roles of the main thread, which read it through a
  * RemoteStore (ctx.shareStore); a store server (ClickHouse) is opened by each thread itself.
  *
- * `key`: the export is a record of roles, and the thread runs the one under this key.
+ * `args`: the export is a function that makes the role from these arguments.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, key }: ThreadOptions = {}): Role {
+export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, args }: ThreadOptions = {}): Role {
   return {
     name,
     async start({ config, logger, shareStore }) {
       const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
       const nice = background ? config.TQA_BACKGROUND_NICE : 0;
-      const workerData: RoleThreadData = { module: module.href, exportName, key, config, storePort: channel?.port2, nice };
+      const workerData: RoleThreadData = { module: module.href, exportName, args, config, storePort: channel?.port2, nice };
       const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
         workerData,
         transferList: channel ? [channel.port2] : [],

@@ -87,11 +87,27 @@ export interface ConsumerOptions {
    */
   exclusive?: boolean;
   /**
+   * This member's share of the partitions: those p with p % count === index, so that `count`
+   * members (threads of one process) split a partition-keyed group between them. The file
+   * log needs it, having no coordinator to balance a group; a second member of a partition
+   * waits as a standby. Kafka's group coordinator balances its members, and ignores it.
+   */
+  share?: PartitionShare;
+  /**
    * Called after a re-balance gave partitions this member held to another member (Kafka): a
    * caller that keeps state per partition drops it. Not called when a member joins again with
    * the partitions it had, nor on stop.
    */
   onRevoked?(partitions: TopicPartition[]): void;
+}
+
+export interface PartitionShare {
+  index: number;
+  count: number;
+}
+
+export function inShare(partition: number, share: PartitionShare | undefined): boolean {
+  return share === undefined || partition % share.count === share.index;
 }
 
 export interface BatchContext {

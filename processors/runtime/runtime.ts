@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
-import type { CommitOffset, EventLog, LogConsumer, LogRecord, OutgoingRecord, TopicPartition } from '../../infra/log/port.ts';
+import { inShare, type CommitOffset, type EventLog, type LogConsumer, type LogRecord, type OutgoingRecord, type PartitionShare, type TopicPartition } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -31,6 +31,11 @@ export interface RuntimeOptions<State> {
   maxBatchRecords?: number;
   /** How often a task waiting on an idle input re-checks whether that input is at its end. */
   idleCheckMs?: number;
+  /**
+   * For a processor with a task per partition: the partitions this runtime takes on the file
+   * log, where runtimes on several threads split them (ConsumerOptions.share). Default: all.
+   */
+  share?: PartitionShare;
 }
 
 /** Outputs a task gathers before handing them to the log, once its previous ones are durable. */
@@ -187,6 +192,7 @@ export class ProcessorRuntime<State> {
       // group's offsets may say no more than what a saved checkpoint covers (checkpoint()).
       autoCommit: false,
       exclusive: this.processor.parallelism === 'single',
+      share: this.processor.parallelism === 'partition' ? this.options.share : undefined,
       // A partition resumes where its task's checkpoint is, whatever the group committed.
       startPosition: async (topic, partition) => {
         const task = await this.serial(() => this.task(this.taskId(partition)));
@@ -261,18 +267,23 @@ export class ProcessorRuntime<State> {
     await this.running?.catch(() => undefined);
   }
 
-  /** True when every input partition has been processed up to its current end and its outputs are in the log. */
+  /** True when every input partition of its share has been processed up to its current end and its outputs are in the log. */
   async caughtUp(): Promise<boolean> {
     if (this.unsent > 0 || this.advancing > 0) return false; // outputs gathered or in flight
     for (const topic of this.processor.inputs) {
       const ends = await this.options.log.endOffsets(topic);
       for (const { partition, offset } of ends) {
-        if (offset === 0) continue;
+        if (offset === 0 || !this.inShare(partition)) continue;
         const task = this.tasks.get(this.taskId(partition));
         if (!task || task.positions[sourceId(topic, partition)] < offset) return false;
       }
     }
     return true;
+  }
+
+  /** Whether the partition is this runtime's to process (its share), as far as it decides. */
+  private inShare(partition: number): boolean {
+    return this.processor.parallelism === 'single' || inShare(partition, this.options.share);
   }
 
   private taskId(partition: number): number {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
-import type { EventLog } from '../../infra/log/port.ts';
+import type { EventLog, PartitionShare } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
@@ -21,7 +21,8 @@ import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
  * watermark. Run while the engine writes (small batches, a commit every few milliseconds, so
  * the stage keeps running into the engine's progress), it writes the very records, in the
  * same order per partition, that it writes when started after the engine has finished; and
- * so does a stage stopped midway whose tasks another runtime takes over.
+ * so does a stage stopped midway whose tasks another runtime takes over, and a stage split
+ * over runtimes that each take a share of its partitions (as `tqa start` runs it on threads).
  */
 
 interface World {
@@ -40,7 +41,7 @@ async function world(): Promise<World> {
   return w;
 }
 
-function runtime(w: World, processor: Processor<unknown>, options: { maxBatchRecords: number; checkpointIntervalMs?: number }) {
+function runtime(w: World, processor: Processor<unknown>, options: { maxBatchRecords: number; checkpointIntervalMs?: number; share?: PartitionShare }) {
   return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: new FileCheckpoints(join(w.dir, 'state')), logger: silentLogger, ...options });
 }
 
@@ -111,6 +112,28 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
     void second.start();
     await toEnd(rest, 'the restarted engine');
     await toEnd(second, 'the second stage runtime');
+    expect(await outcomeRecords(w.log)).toEqual(reference);
+  }, 300_000);
+
+  it('writes the same records split over 2 runtimes, then over 4 that take their partitions over midway', async () => {
+    const w = await world();
+    const total = (await w.log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
+    const shares = (count: number) => Array.from({ length: count }, (_, index) => runtime(w, outcomesStage, { maxBatchRecords: 200, checkpointIntervalMs: 5, share: { index, count } }));
+    const engine = runtime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
+    const two = shares(2);
+    void engine.start();
+    for (const r of two) void r.start();
+    await waitFor(async () => (await w.log.committedOffsets(outcomesStage.name, TOPICS.market.name)).length === 4, 'both runtimes to commit their partitions', 180_000);
+    await engine.stop();
+    await Promise.all(two.map((r) => r.stop()));
+    expect(await committed(w.log, outcomesStage.name, TOPICS.market.name)).toBeLessThan(total);
+    const rest = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+    const four = shares(4);
+    void rest.start();
+    for (const r of four) void r.start();
+    await toEnd(rest, 'the restarted engine');
+    await Promise.all(four.map((r, i) => toEnd(r, `stage runtime ${i + 1} of 4`)));
+    expect(four.map((r) => r.stats.processed).every((n) => n > 0)).toBe(true);
     expect(await outcomeRecords(w.log)).toEqual(reference);
   }, 300_000);
 });

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
 import type { Logger } from '../../logging.ts';
-import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
+import { inShare, type Batch, type BatchContext, type CommitOffset, type ConsumerOptions, type LogConsumer, type TopicPartition } from '../port.ts';
 import type { FileEventLog } from './file-log.ts';
 import { forgetMember, recordMember } from './group-member.ts';
 import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-offsets.ts';
@@ -20,9 +20,11 @@ interface Assigned {
 }
 
 /**
- * A consumer group member on the file log. A group has one active member on the machine:
- * the member holds the group's process lock while it runs and owns every partition; a
- * second member of the same group waits as a standby until the first stops or dies.
+ * A consumer group member on the file log. Without a share, a group has one active member on
+ * the machine: the member holds the group's process lock while it runs and owns every
+ * partition; a second member of the same group waits as a standby until the first stops or
+ * dies. With a share (ConsumerOptions.share) a member holds a lock per partition of its share,
+ * so members of other shares run beside it and a second member of a partition waits for it.
  */
 export class FileLogConsumer implements LogConsumer {
   private assigned: Assigned[] = [];
@@ -56,12 +58,19 @@ export class FileLogConsumer implements LogConsumer {
     // Only the member holding the group's lock writes its offsets: a standby holds nothing.
     const held = offsets.filter((o) => this.assigned.some((a) => a.topic === o.topic && a.partition === o.partition));
     if (held.length === 0) return;
-    for (const { topic, partition, offset, metadata } of held) {
-      (this.offsets.offsets[topic] ??= {})[partition] = offset;
-      if (metadata === undefined) delete this.offsets.metadata[topic]?.[partition];
-      else (this.offsets.metadata[topic] ??= {})[partition] = metadata;
+    const groupFile = this.log.groupFile(this.options.groupId);
+    if (!this.options.share) {
+      // The only member: what it read at the start plus its own commits is the whole file.
+      setOffsets(this.offsets, held);
+      await writeGroupOffsets(groupFile, this.offsets);
+      return;
     }
-    await writeGroupOffsets(this.log.groupFile(this.options.groupId), this.offsets);
+    // Members of other shares write the same file: each replaces its own partitions only.
+    await new ProcessLock(`${groupFile}.commit`).withLock(async () => {
+      const current = await readGroupOffsets(groupFile);
+      setOffsets(current, held);
+      await writeGroupOffsets(groupFile, current);
+    });
   }
 
   async stop(): Promise<void> {
@@ -73,17 +82,25 @@ export class FileLogConsumer implements LogConsumer {
   private async loop(handler: (batch: Batch, ctx: BatchContext) => Promise<void>): Promise<void> {
     const groupFile = this.log.groupFile(this.options.groupId);
     await mkdir(dirname(groupFile), { recursive: true });
-    let release: () => Promise<void>;
+    const partitions = await this.partitionsToHold();
+    const locks = this.options.share ? partitions.map((p) => `${groupFile}#p${p}`) : [groupFile];
+    const releases: (() => Promise<void>)[] = [];
+    const release = async () => {
+      for (const r of releases.splice(0).reverse()) await r();
+    };
     try {
-      release = await new ProcessLock(groupFile).hold(this.stopController.signal);
+      // In ascending order, so members waiting for partitions they share never wait in a circle.
+      for (const lock of locks) releases.push(await new ProcessLock(lock).hold(this.stopController.signal));
     } catch (err) {
+      await release();
       if (this.stopping) return;
       throw err;
     }
+    const memberLock = locks[0];
     try {
       this.offsets = await readGroupOffsets(groupFile);
-      await this.assign();
-      await recordMember(groupFile, this.assignment());
+      await this.assign(partitions);
+      if (memberLock !== undefined) await recordMember(memberLock, this.assignment());
       const ctx: BatchContext = { isStopping: () => this.stopping };
       const maxRecords = this.options.maxBatchRecords ?? DEFAULT_MAX_BATCH;
       let failures = 0;
@@ -120,16 +137,23 @@ export class FileLogConsumer implements LogConsumer {
       const readers = this.assigned;
       this.assigned = [];
       await Promise.all(readers.map((a) => a.reader.close()));
-      await forgetMember(groupFile);
+      if (memberLock !== undefined) await forgetMember(memberLock);
       await release();
     }
   }
 
-  private async assign(): Promise<void> {
+  /** The partition numbers this member takes, over every topic: all of them, or its share's. */
+  private async partitionsToHold(): Promise<number[]> {
+    let most = 0;
+    for (const topic of this.options.topics) most = Math.max(most, (await this.log.topicSpec(topic)).partitions);
+    return Array.from({ length: most }, (_, p) => p).filter((p) => inShare(p, this.options.share));
+  }
+
+  private async assign(partitions: number[]): Promise<void> {
     for (const topic of this.options.topics) {
       const spec = await this.log.topicSpec(topic);
       const ends = this.options.fromBeginning ? undefined : await this.log.endOffsets(topic);
-      for (let partition = 0; partition < spec.partitions; partition++) {
+      for (const partition of partitions.filter((p) => p < spec.partitions)) {
         const resumeAt = await this.options.startPosition?.(topic, partition);
         const start = resumeAt ?? this.offsets.offsets[topic]?.[partition] ?? ends?.[partition].offset ?? 0;
         this.assigned.push({ topic, partition, reader: new PartitionReader(this.log.partitionDir(topic, partition), start) });
@@ -158,5 +182,13 @@ export class FileLogConsumer implements LogConsumer {
         resolve();
       });
     });
+  }
+}
+
+function setOffsets(file: GroupOffsets, commits: CommitOffset[]): void {
+  for (const { topic, partition, offset, metadata } of commits) {
+    (file.offsets[topic] ??= {})[partition] = offset;
+    if (metadata === undefined) delete file.metadata[topic]?.[partition];
+    else (file.metadata[topic] ??= {})[partition] = metadata;
   }
 }

@@ -19,7 +19,7 @@ import type {
   TopicSpec,
 } from '../port.ts';
 import { cleanPartition } from './cleaner.ts';
-import { readMember } from './group-member.ts';
+import { readMembers } from './group-member.ts';
 import { readGroupOffsets } from './group-offsets.ts';
 import { FileLogConsumer } from './file-consumer.ts';
 import { toLogRecord, type EncodableRecord } from './record-format.ts';
@@ -168,7 +168,7 @@ export class FileEventLog implements EventLog {
   }
 
   groupMembers(groupId: string): Promise<GroupMember[]> {
-    return readMember(this.groupFile(groupId));
+    return readMembers(this.groupFile(groupId));
   }
 
   async listTopics(): Promise<string[]> {

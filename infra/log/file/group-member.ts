@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { writeFileAtomic } from '../../fs/atomic-write.ts';
 import { processAlive } from '../../fs/process-alive.ts';
@@ -7,16 +8,27 @@ import { ProcessLock } from '../../fs/process-lock.ts';
 import type { GroupMember, TopicPartition } from '../port.ts';
 
 /**
- * Who holds a consumer group of the file log, for `tqa topics`: the member that took the
- * group's lock writes this beside the group's offsets, and removes it when it lets go.
+ * Who holds a consumer group of the file log, or a share of its partitions, for `tqa topics`:
+ * the member that took the lock writes this beside the group's offsets, and removes it when it
+ * lets go.
  */
 interface MemberRecord extends GroupMember {
   pid: number;
+  /** The path of the lock the member holds: the group file's, or its first partition's. */
+  lock: string;
 }
 
-/** Beside `<group>.json`; not a `.json` file, so listGroups does not take it for a group. */
-function memberFile(groupFile: string): string {
-  return groupFile.replace(/\.json$/, '.member');
+/**
+ * Beside `<group>.json`: `<group>.member` for the member holding the whole group,
+ * `<group>.json#p<n>.member` for one holding a share from partition n on. Not `.json` files,
+ * so listGroups does not take them for groups.
+ */
+function memberFile(lock: string): string {
+  return lock.endsWith('.json') ? lock.replace(/\.json$/, '.member') : `${lock}.member`;
+}
+
+function isMemberFileOf(groupFile: string, name: string): boolean {
+  return name === basename(memberFile(groupFile)) || (name.startsWith(`${basename(groupFile)}#`) && name.endsWith('.member'));
 }
 
 /** This thread as a member: host, process and (off the main thread) thread. */
@@ -24,29 +36,34 @@ function thisMember(): string {
   return `${hostname()} pid ${process.pid}${threadId === 0 ? '' : ` thread ${threadId}`}`;
 }
 
-export async function recordMember(groupFile: string, partitions: TopicPartition[]): Promise<void> {
-  const record: MemberRecord = { member: thisMember(), pid: process.pid, partitions };
-  await writeFileAtomic(memberFile(groupFile), JSON.stringify(record), { durable: false });
+/** `lock`: the path of the lock the member holds (the group file's, or a partition's). */
+export async function recordMember(lock: string, partitions: TopicPartition[]): Promise<void> {
+  const record: MemberRecord = { member: thisMember(), pid: process.pid, lock, partitions };
+  await writeFileAtomic(memberFile(lock), JSON.stringify(record), { durable: false });
 }
 
-export async function forgetMember(groupFile: string): Promise<void> {
-  await rm(memberFile(groupFile), { force: true });
+export async function forgetMember(lock: string): Promise<void> {
+  await rm(memberFile(lock), { force: true });
 }
 
 /**
- * The group's member, if one holds the group's lock now. A member killed with -9 leaves its
- * file behind but not the lock; and a file whose process is gone is the dead member's, in the
+ * The group's members that hold their locks now. A member killed with -9 leaves its file
+ * behind but not the lock; and a file whose process is gone is the dead member's, in the
  * moment before the next holder writes its own.
  */
-export async function readMember(groupFile: string): Promise<GroupMember[]> {
-  if (!(await new ProcessLock(groupFile).isHeld())) return [];
-  let record: MemberRecord;
-  try {
-    record = JSON.parse(await readFile(memberFile(groupFile), 'utf8')) as MemberRecord;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+export async function readMembers(groupFile: string): Promise<GroupMember[]> {
+  const names = (await readdir(dirname(groupFile))).filter((name) => isMemberFileOf(groupFile, name));
+  const members: GroupMember[] = [];
+  for (const name of names) {
+    let record: MemberRecord;
+    try {
+      record = JSON.parse(await readFile(join(dirname(groupFile), name), 'utf8')) as MemberRecord;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // let go meanwhile
+      throw err;
+    }
+    if (!processAlive(record.pid) || !(await new ProcessLock(record.lock).isHeld())) continue;
+    members.push({ member: record.member, partitions: record.partitions });
   }
-  if (!processAlive(record.pid)) return [];
-  return [{ member: record.member, partitions: record.partitions }];
+  return members;
 }
