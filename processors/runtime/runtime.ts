@@ -361,14 +361,15 @@ export class ProcessorRuntime<State> {
 
   /**
    * Whether the task has just worked through a backlog to its inputs' ends, by the end offsets
-   * the merge last read (an input that never ran empty has none: not at its end yet). One
-   * save per backlog: live input, a few records behind at a time, never makes one.
+   * the merge last read (an input that never ran empty has none: not at its end yet), or for
+   * an upstream's topic those read with its progress. One save per backlog: live input, a few
+   * records behind at a time, never makes one.
    */
   private leftBacklog(task: Task<State>): boolean {
     let behind = 0;
     let unknown = false;
     for (const { id, topic, partition } of task.sources) {
-      const ends = this.endOffsets.get(topic)?.ends;
+      const ends = this.gated.has(topic) ? this.upstream.ends.get(topic) : this.endOffsets.get(topic)?.ends;
       if (ends) behind += Math.max(0, ends[partition] - task.positions[id]);
       else unknown = true;
     }

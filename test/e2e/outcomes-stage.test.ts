@@ -41,7 +41,15 @@ async function world(): Promise<World> {
   return w;
 }
 
-function runtime(w: World, processor: Processor<unknown>, options: { maxBatchRecords: number; checkpointIntervalMs?: number; share?: PartitionShare }) {
+interface RunOptions {
+  maxBatchRecords: number;
+  checkpointIntervalMs?: number;
+  checkpointSaveShare?: number;
+  backlogRecords?: number;
+  share?: PartitionShare;
+}
+
+function runtime(w: World, processor: Processor<unknown>, options: RunOptions) {
   return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: new FileCheckpoints(join(w.dir, 'state')), logger: silentLogger, ...options });
 }
 
@@ -135,5 +143,22 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
     await Promise.all(four.map((r, i) => toEnd(r, `stage runtime ${i + 1} of 4`)));
     expect(four.map((r) => r.stats.processed).every((n) => n > 0)).toBe(true);
     expect(await outcomeRecords(w.log)).toEqual(reference);
+  }, 300_000);
+
+  it('saves a checkpoint on reaching the end of a backlog of the upstream’s outputs, however far its spacing puts the next one', async () => {
+    const w = await world();
+    const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+    void engine.start();
+    await toEnd(engine, 'the engine');
+    const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords: 1000 });
+    void stage.start();
+    await waitFor(() => stage.caughtUp(), 'the outcomes stage', 180_000);
+    // Before stop(), which saves anyway: only the end of the backlog can have made the commits.
+    for (const topic of outcomesStage.inputs) {
+      const ends = (await w.log.endOffsets(topic)).filter((e) => e.offset > 0);
+      const commits = await w.log.committedOffsets(outcomesStage.name, topic);
+      expect(ends.map((e) => commits.find((c) => c.partition === e.partition)?.offset), topic).toEqual(ends.map((e) => e.offset));
+    }
+    await stage.stop();
   }, 300_000);
 });
