@@ -13,6 +13,7 @@ import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
+import type { DeadLetter, OutcomeSubjectRecord } from '../../schemas/records.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
@@ -160,5 +161,26 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
       expect(ends.map((e) => commits.find((c) => c.partition === e.partition)?.offset), topic).toEqual(ends.map((e) => e.offset));
     }
     await stage.stop();
+  }, 300_000);
+
+  it('sends a poison record in any of its inputs to ops.dead-letters with the reason, and goes on', async () => {
+    const w = await world();
+    const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+    void engine.start();
+    await toEnd(engine, 'the engine');
+    const [subject] = await readTopic(w.log, TOPICS.outcomeSubjects.name);
+    const decoded = (await w.codec.decode(TOPICS.outcomeSubjects.name, subject.value!)) as OutcomeSubjectRecord;
+    // One record that is not Avro, one that decodes but fails validation, in two inputs.
+    await w.log.append(TOPICS.outcomeSubjects.name, [{ key: subject.key, value: await w.codec.encode(TOPICS.outcomeSubjects.name, { ...decoded, subjectId: '' }), timestamp: subject.timestamp }]);
+    await w.log.append(TOPICS.market.name, [{ key: subject.key, value: Buffer.from('not avro at all'), timestamp: subject.timestamp }]);
+    const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
+    void stage.start();
+    await toEnd(stage, 'the outcomes stage');
+    expect(stage.stats.deadLettered).toBe(2);
+    const letters = (await Promise.all((await readTopic(w.log, TOPICS.deadLetters.name)).map((r) => w.codec.decode(TOPICS.deadLetters.name, r.value!)))) as DeadLetter[];
+    expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${outcomesStage.name} ${TOPICS.market.name}`, `${outcomesStage.name} ${TOPICS.outcomeSubjects.name}`]);
+    expect(letters.find((l) => l.source === TOPICS.outcomeSubjects.name)?.reason).toContain('subjectId');
+    expect(letters.find((l) => l.source === TOPICS.market.name)?.reason).toContain('wire format');
+    expect(await outcomeRecords(w.log)).toEqual(reference);
   }, 300_000);
 });
