@@ -3,7 +3,7 @@ import type { OutputRecord } from '../runtime/processor.ts';
 import { deterministicId } from '../runtime/runtime.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { quantEngine } from './engine.ts';
-import { evmAddress, post, T0, tick, tokenMeta } from './tokens/fixtures.ts';
+import { evmAddress, HOUR, MIN, post, T0, tick, tokenMeta } from './tokens/fixtures.ts';
 
 function harness() {
   const state = quantEngine.createState(0);
@@ -58,5 +58,25 @@ describe('quant engine', () => {
     expect(h.rejected[0]).toMatch(/cohort command refused/);
     // The snapshots of the grid times passed before the command are still emitted.
     expect(h.outputs.slice(before).some((o) => o.topic === TOPICS.features.name)).toBe(true);
+  });
+
+  it('joins as of each grid time: what the joined modules have due by b is out before the snapshots of b', () => {
+    const h = harness();
+    h.feed(TOPICS.tokens.name, tokenMeta('tk_a', 'AAA', T0, { address: evmAddress(1) }));
+    h.feed(TOPICS.market.name, tick('tk_a', T0 + 1_000, 1));
+    h.feed(TOPICS.posts.name, post('p1', 'au_1', T0 + 2_000, ['$AAA']));
+    // The next event comes three hours later: one advance passes hour boundaries and grid times.
+    h.feed(TOPICS.market.name, tick('tk_a', T0 + 3 * HOUR + MIN, 1.1));
+    const joined = new Set<string>([TOPICS.authorMetrics.name, TOPICS.narratives.name, TOPICS.cohorts.name]);
+    const hourly = h.outputs.filter((o) => joined.has(o.topic) && o.timestamp > T0 + 2_000);
+    const snapshots = h.outputs.filter((o) => o.topic === TOPICS.features.name && o.timestamp > T0);
+    // Narrative buckets close on the hours; the token's hourly snapshots fall 5 minutes after them.
+    expect(hourly.filter((o) => o.topic === TOPICS.narratives.name).map((o) => o.timestamp)).toEqual([T0 + HOUR, T0 + 2 * HOUR, T0 + 3 * HOUR]);
+    expect(snapshots.map((o) => o.timestamp)).toEqual([T0 + 5 * MIN, T0 + HOUR + 5 * MIN, T0 + 2 * HOUR + 5 * MIN]);
+    for (const snapshot of snapshots) {
+      const at = h.outputs.indexOf(snapshot);
+      // Every joined record due by the snapshot's time came before it; none due later did.
+      for (const record of hourly) expect(h.outputs.indexOf(record) < at, `${record.topic} at ${record.timestamp} against the snapshot at ${snapshot.timestamp}`).toBe(record.timestamp <= snapshot.timestamp);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { analogLookup, createAnalogsState, onResolution as analogsOnResolution, 
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
 import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
-import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup } from './features/features.ts';
+import { createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup, nextSnapshotTime, snapshotsAt } from './features/features.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
@@ -86,22 +86,36 @@ function views(state: EngineState): Views {
 
 /**
  * Does everything due strictly before event time `t`, before an event at `t` is applied:
- * snapshots of the grid times passed (built from events up to them only) with their
- * scores, the signals they fire or end, and the quant snapshot; outcomes whose horizon
- * passed (feeding author metrics and the analog candidates; the outcomes stage writes them),
- * author metrics of the hour begun, cohort recomputes, narrative buckets.
+ * for each grid time b passed, what the other modules have due by b (advanceJoined), then
+ * the snapshots of b (built from events up to b only) with their scores, the signals they
+ * fire or end, and the quant snapshot; then what those modules have due by t.
  */
 export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);
-  for (const snapshot of advanceFeatures(state.features, t, emitter, v.tokens, v.quality, v.shares)) {
-    const scored = scoreSnapshot(snapshot, { smartCohort: v.smartCohort, narratives: v.shareChanges });
-    analogsOnSnapshot(state.analogs, scored);
-    evaluateSignals(state.signals, scored, emitter, v.analogs);
-    // The stream carries no analog summary per snapshot; the API computes it on request.
-    emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
-    if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
-    track(state, { kind: 'snapshot', subjectId: snapshot.snapshotId, tokenId: snapshot.tokenId, ts: snapshot.ts, entryPrice: snapshot.priceUsd }, emitter);
+  for (let b = nextSnapshotTime(state.features, t); b !== null; b = nextSnapshotTime(state.features, t)) {
+    // The snapshots of grid time b join the other modules as of b, not as of the last event
+    // before it: what is due by b (outcomes, author versions, cohorts, narrative buckets) first.
+    advanceJoined(state, b, emitter);
+    for (const snapshot of snapshotsAt(state.features, b, emitter, v.tokens, v.quality, v.shares)) {
+      const scored = scoreSnapshot(snapshot, { smartCohort: v.smartCohort, narratives: v.shareChanges });
+      analogsOnSnapshot(state.analogs, scored);
+      evaluateSignals(state.signals, scored, emitter, v.analogs);
+      // The stream carries no analog summary per snapshot; the API computes it on request.
+      emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
+      if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
+      track(state, { kind: 'snapshot', subjectId: snapshot.snapshotId, tokenId: snapshot.tokenId, ts: snapshot.ts, entryPrice: snapshot.priceUsd }, emitter);
+    }
   }
+  advanceJoined(state, t, emitter);
+}
+
+/**
+ * Everything due before time t in the modules a snapshot joins: outcomes whose horizon passed
+ * (feeding author metrics and the analog candidates; the outcomes stage writes them), author
+ * metrics of the hour begun, cohort recomputes, narrative buckets.
+ */
+function advanceJoined(state: EngineState, t: number, emitter: Emitter): void {
+  const v = views(state);
   // The outcomes stage emits the outcome records; the engine needs the resolutions themselves.
   for (const resolution of advanceOutcomes(state.outcomes, t)) {
     authors.onOutcome(state.authors, resolution);
@@ -162,7 +176,8 @@ export function applyCohortCommand(state: EngineState, command: CohortCommand, e
 export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
   // 5: the outcome records moved to the outcomes stage, which needs every subject from the start.
-  stateVersion: 5,
+  // 6: snapshots join the other modules as of their grid time (features@2): replayed from 0.
+  stateVersion: 6,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [

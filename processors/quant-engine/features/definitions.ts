@@ -4,7 +4,11 @@
  * Percentages are fractions (0.05 = 5%). A null value means not available, never zero.
  */
 
-export const FEATURE_VERSION = 'features@1';
+/**
+ * @2: a snapshot at grid time b reads author quality and narrative shares as of b (versions
+ * due by b), where @1 read them as of the last event before b.
+ */
+export const FEATURE_VERSION = 'features@2';
 
 export type FeatureUnit = 'count' | 'ratio' | 'fraction' | 'usd' | 'usd_per_token' | 'weighted_authors';
 

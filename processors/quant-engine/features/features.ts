@@ -32,10 +32,10 @@ import {
 /**
  * Per-token features from ticks and mentions, and the point-in-time snapshots of them.
  *
- * Snapshots sit on a 5-minute grid of event time. The engine calls `advanceFeatures(t)` with
- * the time of every incoming event before applying it; that emits the snapshots of every
- * grid time b < t that is due, so a snapshot at b holds exactly the events with time <= b
- * that had arrived by then. An event with a time at or before a grid time already processed
+ * Snapshots sit on a 5-minute grid of event time. Before applying every incoming event at t,
+ * the engine makes the snapshots of every grid time b < t that is due (nextSnapshotTime,
+ * snapshotsAt), so a snapshot at b holds exactly the events with time <= b that had arrived
+ * by then. An event with a time at or before a grid time already processed
  * is late: it is applied for the future and counted in late_events_24h, and no emitted
  * snapshot is ever rewritten.
  */
@@ -73,40 +73,44 @@ export function createFeaturesState(): FeaturesState {
 }
 
 /**
- * Emits (to quant.features, keyed by token id) and returns the snapshots of every grid time
- * b < t that is due: b is due for a registered token when one of its events was applied since
- * its last snapshot, or when its last snapshot is an hour old or it has none. Call it with
- * each event's time before applying the event; lookups are read as of now, which is as of b
- * because no event after b has been applied yet.
+ * The next grid time before event time `t` whose snapshots are still to be made, or null;
+ * the grid starts at the first event. The engine makes each with snapshotsAt() after
+ * advancing the modules the snapshot joins to that grid time.
  */
-const NO_SNAPSHOTS: readonly FeatureSnapshot[] = Object.freeze([]);
+export function nextSnapshotTime(state: FeaturesState, t: number): number | null {
+  if (t > state.now) state.now = t;
+  state.nextBoundary ??= Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS;
+  return state.nextBoundary < t ? state.nextBoundary : null;
+}
 
-export function advanceFeatures(
+/**
+ * Emits (to quant.features, keyed by token id) and returns the snapshots of grid time b, the
+ * one nextSnapshotTime() gave: b is due for a registered token when one of its events was
+ * applied since its last snapshot, or when its last snapshot is an hour old or it has none.
+ * Lookups are read as of now, which is as of b: no event after b has been applied yet, and
+ * the engine advanced the other modules to b.
+ */
+export function snapshotsAt(
   state: FeaturesState,
-  t: number,
+  b: number,
   emitter: Emitter,
   tokens: TokenLookup,
   quality: AuthorQualityLookup,
   narratives: NarrativeShareLookup,
 ): readonly FeatureSnapshot[] {
-  if (t > state.now) state.now = t;
-  // Made only once a grid time has passed: most events pass none.
-  let snapshots: FeatureSnapshot[] | null = null;
-  for (let b = state.nextBoundary ?? Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS; ; b += SNAPSHOT_GRID_MS) {
-    state.nextBoundary = b;
-    if (b >= t) return snapshots ?? NO_SNAPSHOTS;
-    snapshots ??= [];
-    for (const info of tokens.all()) {
-      const tf = tokenFeatures(state, info.tokenId);
-      if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
-      const snapshot = buildSnapshot(tf, info, b, emitter, quality, narratives);
-      emitter.emit({ topic: FEATURES_TOPIC, key: info.tokenId, value: snapshot, timestamp: b });
-      snapshots.push(snapshot);
-      tf.changed = false;
-      tf.lastSnapshotAt = b;
-    }
-    state.processedThrough = b;
+  const snapshots: FeatureSnapshot[] = [];
+  for (const info of tokens.all()) {
+    const tf = tokenFeatures(state, info.tokenId);
+    if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
+    const snapshot = buildSnapshot(tf, info, b, emitter, quality, narratives);
+    emitter.emit({ topic: FEATURES_TOPIC, key: info.tokenId, value: snapshot, timestamp: b });
+    snapshots.push(snapshot);
+    tf.changed = false;
+    tf.lastSnapshotAt = b;
   }
+  state.processedThrough = b;
+  state.nextBoundary = b + SNAPSHOT_GRID_MS;
+  return snapshots;
 }
 
 export function featuresOnTick(state: FeaturesState, tick: MarketTick): void {

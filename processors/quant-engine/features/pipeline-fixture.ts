@@ -12,7 +12,7 @@ import {
 } from '../outcomes/outcomes.ts';
 import { recordingEmitter, type RecordingEmitter } from '../tokens/fixtures.ts';
 import { applyTokenMeta, createTokensState, tokenLookup, type TokensState } from '../tokens/registry.ts';
-import { advanceFeatures, createFeaturesState, featuresOnMention, featuresOnTick, type FeaturesState } from './features.ts';
+import { createFeaturesState, featuresOnMention, featuresOnTick, nextSnapshotTime, snapshotsAt, type FeaturesState } from './features.ts';
 
 /**
  * The tokens, mentions, features and outcomes modules wired in the order the engine runs
@@ -58,7 +58,10 @@ const lookups = new WeakMap<TokensState, TokenLookup>();
 export function advance(p: Pipeline, t: number): void {
   let tokens = lookups.get(p.tokens);
   if (!tokens) lookups.set(p.tokens, (tokens = tokenLookup(p.tokens)));
-  const snapshots = advanceFeatures(p.features, t, p.emitter, tokens, p.quality, p.narratives);
+  const snapshots: FeatureSnapshot[] = [];
+  for (let b = nextSnapshotTime(p.features, t); b !== null; b = nextSnapshotTime(p.features, t)) {
+    snapshots.push(...snapshotsAt(p.features, b, p.emitter, tokens, p.quality, p.narratives));
+  }
   for (const s of snapshots) {
     p.snapshots.push(s);
     if (s.priceUsd !== null) {

@@ -53,7 +53,7 @@ function snapshot(f: FeatureVector, market = true): FeatureSnapshot {
     symbol: 'ABC',
     chain: 'solana',
     narrative: 'ai-agents',
-    featureVersion: 'features@1',
+    featureVersion: 'features@2',
     features: f,
     priceUsd: market ? f.price_usd : null,
     marketLastAt: market ? T0 - 60_000 : null,
@@ -282,7 +282,7 @@ describe('score models', () => {
       expect(doc.drivers.reduce((s, d) => s + d.maxPoints, 0), name).toBe(100);
       expect(doc.nullWhen.length, name).toBeGreaterThan(0);
     }
-    expect(MODEL_VERSIONS).toMatchObject({ features: 'features@1', analogs: 'analog-v1.0' });
+    expect(MODEL_VERSIONS).toMatchObject({ features: 'features@2', analogs: 'analog-v1.0' });
   });
 });
 
