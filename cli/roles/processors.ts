@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { Config } from '../../infra/config.ts';
+import type { PartitionShare } from '../../infra/log/port.ts';
 import { Reopenable } from '../../infra/reopenable.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
-import type { PartitionShare } from '../../infra/log/port.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Role, RoleContext } from './role.ts';
 

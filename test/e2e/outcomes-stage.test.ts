@@ -59,6 +59,13 @@ async function toEnd(r: ProcessorRuntime<unknown>, what: string): Promise<void> 
   await r.stop();
 }
 
+/** The engine over the world's whole input. */
+async function engineToEnd(w: World): Promise<void> {
+  const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
+  void engine.start();
+  await toEnd(engine, 'the engine');
+}
+
 /** Every outcome record, in offset order per partition: key, event time and bytes. */
 async function outcomeRecords(log: EventLog): Promise<string[]> {
   return (await readTopic(log, TOPICS.outcomes.name)).map((r) => `${r.partition} ${r.key} ${r.timestamp} ${r.value!.toString('base64')}`);
@@ -72,9 +79,7 @@ let reference: string[];
 
 beforeAll(async () => {
   const w = await world();
-  const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
-  void engine.start();
-  await toEnd(engine, 'the engine');
+  await engineToEnd(w);
   const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
   void stage.start();
   await toEnd(stage, 'the outcomes stage');
@@ -148,9 +153,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
 
   it('saves a checkpoint on reaching the end of a backlog of the upstream’s outputs, however far its spacing puts the next one', async () => {
     const w = await world();
-    const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
-    void engine.start();
-    await toEnd(engine, 'the engine');
+    await engineToEnd(w);
     const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords: 1000 });
     void stage.start();
     await waitFor(() => stage.caughtUp(), 'the outcomes stage', 180_000);
@@ -165,9 +168,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
 
   it('sends a poison record in any of its inputs to ops.dead-letters with the reason, and goes on', async () => {
     const w = await world();
-    const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
-    void engine.start();
-    await toEnd(engine, 'the engine');
+    await engineToEnd(w);
     const [subject] = await readTopic(w.log, TOPICS.outcomeSubjects.name);
     const decoded = (await w.codec.decode(TOPICS.outcomeSubjects.name, subject.value!)) as OutcomeSubjectRecord;
     // One record that is not Avro, one that decodes but fails validation, in two inputs.
