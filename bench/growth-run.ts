@@ -9,8 +9,7 @@ import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
-import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
+import { runToEnd } from './processor-runs.ts';
 
 export interface IdleRun {
   /** Resident set size after a full collection, bytes. */
@@ -45,31 +44,15 @@ async function runEngine(dir: string): Promise<EngineRun> {
   const config = loadConfig({ TQA_DATA_DIR: dir });
   const services = await openLogServices(config, logger);
   try {
-    const stateDir = join(dir, 'state');
-    const runtime = new ProcessorRuntime({
-      processor: quantEngine,
-      log: services.log,
-      codec: services.codec,
-      checkpoints: new FileCheckpoints(stateDir),
-      logger,
-      maxBatchRecords: 5000,
-      checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
-      checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
-    });
-    const start = performance.now();
-    void runtime.start();
-    while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
-    const engineSeconds = (performance.now() - start) / 1000;
-    // Measured before stopping, while the runtime still holds every task's state.
-    const memory = settledMemory();
-    await runtime.stop();
+    // Memory is measured before stopping, while the runtime still holds every task's state.
+    const run = await runToEnd(quantEngine, config, services, logger, settledMemory);
     return {
-      ...memory,
-      inputEvents: runtime.stats.processed,
-      outputRecords: runtime.stats.produced,
-      engineSeconds,
+      ...run.atEnd!,
+      inputEvents: run.processed,
+      outputRecords: run.produced,
+      engineSeconds: run.seconds,
       peakRss: process.resourceUsage().maxRSS * 1024,
-      stateBytes: await directoryBytes(stateDir),
+      stateBytes: await directoryBytes(join(dir, 'state')),
     };
   } finally {
     await services.close();

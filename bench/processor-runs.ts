@@ -7,8 +7,18 @@ import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
 import type { Processor } from '../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 
-/** Runs a processor from offset 0 to the end of its input in this thread, as `tqa start` configures it. */
-export async function runToEnd(processor: Processor<unknown>, config: Config, services: LogServices, logger: Logger): Promise<{ seconds: number; processed: number }> {
+/**
+ * Runs a processor from offset 0 to the end of its input in this thread, as `tqa start`
+ * configures it; `atEnd` runs once it is caught up, before it stops (while it still holds
+ * every task's state).
+ */
+export async function runToEnd<AtEnd = undefined>(
+  processor: Processor<unknown>,
+  config: Config,
+  services: LogServices,
+  logger: Logger,
+  atEnd?: () => AtEnd,
+): Promise<{ seconds: number; processed: number; produced: number; atEnd: AtEnd | undefined }> {
   const runtime = new ProcessorRuntime({
     processor,
     log: services.log,
@@ -22,10 +32,11 @@ export async function runToEnd(processor: Processor<unknown>, config: Config, se
   });
   const start = performance.now();
   void runtime.start();
-  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
   const seconds = (performance.now() - start) / 1000;
+  const measured = atEnd?.();
   await runtime.stop();
-  return { seconds, processed: runtime.stats.processed };
+  return { seconds, processed: runtime.stats.processed, produced: runtime.stats.produced, atEnd: measured };
 }
 
 /** Whether the processor's group has committed every input partition to its end (its saved state covers it all). */

@@ -164,6 +164,8 @@ export class ProcessorRuntime<State> {
   private unsent = 0;
   /** The input topics the upstream processor writes (Processor.upstream); empty without one. */
   private readonly gated: ReadonlySet<string>;
+  /** The partitions this runtime takes (RuntimeOptions.share); undefined: all of them. */
+  private readonly share: PartitionShare | undefined;
   /** How far the upstream has finished, as last read; see readUpstream(). */
   private upstream: UpstreamProgress = { before: -Infinity, ends: new Map(), at: 0 };
   /** The read of the upstream's progress in flight, by when it started. */
@@ -178,6 +180,8 @@ export class ProcessorRuntime<State> {
     this.logger = options.logger.child({ processor: options.processor.name });
     const upstreamOutputs = new Set(this.processor.upstream?.outputs);
     this.gated = new Set(this.processor.inputs.filter((topic) => upstreamOutputs.has(topic)));
+    // A single task reads every partition: a share means nothing to it.
+    this.share = this.processor.parallelism === 'partition' ? options.share : undefined;
   }
 
   /** Starts consuming; resolves once the consumer has stopped. */
@@ -192,7 +196,7 @@ export class ProcessorRuntime<State> {
       // group's offsets may say no more than what a saved checkpoint covers (checkpoint()).
       autoCommit: false,
       exclusive: this.processor.parallelism === 'single',
-      share: this.processor.parallelism === 'partition' ? this.options.share : undefined,
+      share: this.share,
       // A partition resumes where its task's checkpoint is, whatever the group committed.
       startPosition: async (topic, partition) => {
         const task = await this.serial(() => this.task(this.taskId(partition)));
@@ -273,17 +277,12 @@ export class ProcessorRuntime<State> {
     for (const topic of this.processor.inputs) {
       const ends = await this.options.log.endOffsets(topic);
       for (const { partition, offset } of ends) {
-        if (offset === 0 || !this.inShare(partition)) continue;
+        if (offset === 0 || !inShare(partition, this.share)) continue;
         const task = this.tasks.get(this.taskId(partition));
         if (!task || task.positions[sourceId(topic, partition)] < offset) return false;
       }
     }
     return true;
-  }
-
-  /** Whether the partition is this runtime's to process (its share), as far as it decides. */
-  private inShare(partition: number): boolean {
-    return this.processor.parallelism === 'single' || inShare(partition, this.options.share);
   }
 
   private taskId(partition: number): number {

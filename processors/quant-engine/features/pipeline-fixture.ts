@@ -58,14 +58,12 @@ const lookups = new WeakMap<TokensState, TokenLookup>();
 export function advance(p: Pipeline, t: number): void {
   let tokens = lookups.get(p.tokens);
   if (!tokens) lookups.set(p.tokens, (tokens = tokenLookup(p.tokens)));
-  const snapshots: FeatureSnapshot[] = [];
   for (let b = nextSnapshotTime(p.features, t); b !== null; b = nextSnapshotTime(p.features, t)) {
-    snapshots.push(...snapshotsAt(p.features, b, p.emitter, tokens, p.quality, p.narratives));
-  }
-  for (const s of snapshots) {
-    p.snapshots.push(s);
-    if (s.priceUsd !== null) {
-      trackSubject(p.outcomes, { kind: 'snapshot', subjectId: s.snapshotId, tokenId: s.tokenId, ts: s.ts, entryPrice: s.priceUsd });
+    for (const s of snapshotsAt(p.features, b, p.emitter, tokens, p.quality, p.narratives)) {
+      p.snapshots.push(s);
+      if (s.priceUsd !== null) {
+        trackSubject(p.outcomes, { kind: 'snapshot', subjectId: s.snapshotId, tokenId: s.tokenId, ts: s.ts, entryPrice: s.priceUsd });
+      }
     }
   }
   p.resolutions.push(...advanceOutcomes(p.outcomes, t, p.emitter));
