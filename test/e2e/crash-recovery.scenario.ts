@@ -166,9 +166,19 @@ async function kill(...roles: Role[]): Promise<void> {
   await Promise.all(roles.map((r) => r.exited));
 }
 
+/** A role stops in seconds; one still running after this is hung, and the test says which. */
+const STOP_TIMEOUT_MS = 120_000;
+
 async function stopGracefully(...roles: Role[]): Promise<void> {
   for (const role of roles) signalGroup(role.child, 'SIGTERM');
-  await Promise.all(roles.map((r) => r.exited));
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS)));
+  const exited = await Promise.race([Promise.all(roles.map((r) => r.exited)).then(() => true), timedOut]);
+  clearTimeout(timer);
+  if (!exited) {
+    const hung = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+    throw new Error(`still running ${STOP_TIMEOUT_MS} ms after SIGTERM: ${hung.map((r) => `${r.name}; stderr: ${r.stderr().slice(-3_000)}`).join('\n')}`);
+  }
   for (const role of roles) expect(role.child.exitCode, `${role.name} exit code; stderr: ${role.stderr()}`).toBe(0);
 }
 
