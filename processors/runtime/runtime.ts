@@ -300,20 +300,31 @@ export class ProcessorRuntime<State> {
     const task = await this.task(this.taskId(partition));
     const queue = task.queues.get(sourceId(topic, partition))!;
     const first = records[0]?.offset;
-    if (first !== undefined && first > queue.fetched && queue.seekedTo !== queue.fetched) {
-      // The consumer is ahead of the state (its commit is newer than the checkpoint, or
-      // there is no checkpoint): rewind to what the state covers. This batch comes again.
-      queue.seekedTo = queue.fetched;
-      this.consumer!.seek(topic, partition, queue.fetched);
-      return;
-    }
-    if (first !== undefined && first > queue.fetched && catalogueTopic(topic)?.cleanupPolicy !== 'compact') {
-      // Sought to the state's position and still handed later records: on a topic that is not
-      // compacted, the ones between were deleted by retention. Nothing can redo them; say so.
-      this.logger.warn({ topic, partition, from: queue.fetched, to: first - 1 }, 'input records the state needs are no longer in the log; continuing after them');
+    if (first !== undefined && first > queue.fetched) {
+      // Compaction leaves gaps; elsewhere records between are missing only once retention deleted them.
+      const compacted = catalogueTopic(topic)?.cleanupPolicy === 'compact';
+      if (queue.seekedTo !== queue.fetched || (!compacted && (await this.retains(topic, partition, queue.fetched)))) {
+        // The consumer is ahead of the state (its commit is newer than the checkpoint, there
+        // is no checkpoint, or a batch fetched before the last seek arrived after it): rewind
+        // to what the state covers. This batch comes again.
+        queue.seekedTo = queue.fetched;
+        this.consumer!.seek(topic, partition, queue.fetched);
+        return;
+      }
+      if (!compacted) {
+        // Sought to the state's position and handed later records, and the log no longer has
+        // the ones between. Nothing can redo them; say so.
+        this.logger.warn({ topic, partition, from: queue.fetched, to: first - 1 }, 'input records the state needs are no longer in the log; continuing after them');
+      }
     }
     for (const record of records) if (record.offset >= queue.fetched) queue.push(record);
     await this.advance(task);
+  }
+
+  /** Whether the log still holds the partition's record at `offset` (retention has not deleted it). */
+  private async retains(topic: string, partition: number, offset: number): Promise<boolean> {
+    const start = (await this.options.log.startOffsets(topic)).find((p) => p.partition === partition);
+    return start !== undefined && start.offset <= offset;
   }
 
   /**

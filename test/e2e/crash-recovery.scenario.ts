@@ -161,6 +161,26 @@ function startRole(world: World, roles: 'processors' | 'projections' | 'api', na
   return role;
 }
 
+/**
+ * Waits for `check` while `roles` run. Fails at once when one of them exits, and on a timeout
+ * says which groups are behind and what the roles logged.
+ */
+async function whileRunning(world: World, roles: Role[], check: () => Promise<boolean>, what: string): Promise<void> {
+  const logged = (role: Role) => `${role.name} (exit ${role.child.exitCode ?? role.child.signalCode ?? 'none'}): ${role.stderr().slice(-3_000)}`;
+  await waitFor(
+    async () => {
+      const gone = roles.find((r) => r.child.exitCode !== null || r.child.signalCode !== null);
+      if (gone) throw new Error(`a role exited while waiting for ${what}: ${logged(gone)}`);
+      return check();
+    },
+    what,
+    RUN_TIMEOUT_MS,
+  ).catch(async (err: Error) => {
+    if (!err.message.startsWith('timed out')) throw err;
+    throw new Error(`${err.message}; groups behind: ${(await groupsBehind(world.log)).join(', ')}\n${roles.map(logged).join('\n')}`);
+  });
+}
+
 async function kill(...roles: Role[]): Promise<void> {
   for (const role of roles) signalGroup(role.child, 'SIGKILL');
   await Promise.all(roles.map((r) => r.exited));
@@ -261,7 +281,7 @@ async function outputsOf(world: World, derived: DerivedRecords): Promise<RunOutp
 export async function runWithoutFaults(world: World): Promise<RunOutputs> {
   const engine = startRole(world, 'processors', 'engine');
   const projections = startRole(world, 'projections', 'projections');
-  await waitFor(() => everythingDone(world.log), 'the fault-free run to finish', RUN_TIMEOUT_MS);
+  await whileRunning(world, [engine, projections], () => everythingDone(world.log), 'the fault-free run to finish');
   await stopGracefully(engine, projections);
   return outputsOf(world, new DerivedRecords(world.log));
 }
@@ -350,7 +370,7 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   // restart and finish
   engine = startRole(world, 'processors', 'engine-5');
   projections = startRole(world, 'projections', 'projections-5');
-  await waitFor(() => everythingDone(world.log), 'the restarted engine and projections to finish', RUN_TIMEOUT_MS);
+  await whileRunning(world, [engine, projections], () => everythingDone(world.log), 'the restarted engine and projections to finish');
   await stopGracefully(engine, projections);
   // The restart removed what the kill in a checkpoint write left.
   expect(readdirSync(stateDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
@@ -448,7 +468,7 @@ export async function runThroughStoreOutage(world: World, server: { kill(): Prom
   const api = startRole(world, 'api', 'api', { PORT: String(port) });
   const roles = [engine, projections, api];
 
-  await waitFor(() => someProjectionStored(world.log), 'the projections to store part of the log', RUN_TIMEOUT_MS);
+  await whileRunning(world, roles, () => someProjectionStored(world.log), 'the projections to store part of the log');
   await server.kill();
   const outageEnds = Date.now() + outageMs;
   const projectionsDoneAtKill = await everythingDone(world.log);
@@ -460,11 +480,7 @@ export async function runThroughStoreOutage(world: World, server: { kill(): Prom
   const runningAfter = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.name);
 
   await server.restart();
-  await waitFor(() => everythingDone(world.log), 'the projections to store the rest once the store is back', RUN_TIMEOUT_MS).catch(async (err: Error) => {
-    // Seen once, on a machine also running a week's catch-up: say which groups were stuck and what the roles logged.
-    const logged = roles.map((r) => `${r.name} (exit ${r.child.exitCode ?? r.child.signalCode ?? 'none'}): ${r.stderr().slice(-3_000)}`).join('\n');
-    throw new Error(`${err.message}; groups behind: ${(await groupsBehind(world.log)).join(', ')}\n${logged}`);
-  });
+  await whileRunning(world, roles, () => everythingDone(world.log), 'the projections to store the rest once the store is back');
   const healthAfter = await waitFor<HealthAnswer>(() => health().then((h) => (h.status === 200 && h.body.status === 'ok' ? h : false), () => false), 'the API to report the store up', 30_000);
   await stopGracefully(...roles);
   return { outputs: await outputsOf(world, new DerivedRecords(world.log)), projectionsDoneAtKill, healthDuring, engineDoneDuring, runningAfter, healthAfter };
@@ -489,7 +505,7 @@ export async function runThroughBrokerPause(world: World, broker: MockBroker, pa
   const engine = startRole(world, 'processors', 'engine', { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
   const projections = startRole(world, 'projections', 'projections');
   const roles = [engine, projections];
-  await waitFor(async () => (await engineProgress(world.log)).committed > 0, 'the engine to commit a checkpoint', RUN_TIMEOUT_MS);
+  await whileRunning(world, roles, async () => (await engineProgress(world.log)).committed > 0, 'the engine to commit a checkpoint');
   const engineDoneAtPause = await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs);
   broker.pause();
   try {
@@ -498,9 +514,7 @@ export async function runThroughBrokerPause(world: World, broker: MockBroker, pa
     broker.resume();
   }
   const runningAfter = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.name);
-  await waitFor(() => everythingDone(world.log), 'the engine and the projections to finish once the broker is back', RUN_TIMEOUT_MS).catch(async (err: Error) => {
-    throw new Error(`${err.message}; groups behind: ${(await groupsBehind(world.log)).join(', ')}\n${roles.map((r) => `${r.name}: ${r.stderr().slice(-3_000)}`).join('\n')}`);
-  });
+  await whileRunning(world, roles, () => everythingDone(world.log), 'the engine and the projections to finish once the broker is back');
   await stopGracefully(...roles);
   return { outputs: await outputsOf(world, new DerivedRecords(world.log)), engineDoneAtPause, runningAfter };
 }

@@ -32,21 +32,31 @@ async function outputsByKey(dir: string, sortWithinKey = true) {
   return { byKey: sortedByKey, records, letters, codec };
 }
 
-async function runToEnd(dir: string, maxBatchRecords: number, parallelism: 'partition' | 'single' = 'partition') {
+/** Runs the fixture processor over the dir's input to its end, on the log `through` makes of the dir's log (a fault, say). */
+async function runToEnd(
+  dir: string,
+  maxBatchRecords: number,
+  parallelism: 'partition' | 'single' = 'partition',
+  { through = (log: EventLog) => log, idleCheckMs }: { through?: (log: EventLog) => EventLog; idleCheckMs?: number } = {},
+) {
   const { log, codec } = await openEmbedded(dir);
   const runtime = new ProcessorRuntime({
     processor: orderSensitiveProcessor('order-sensitive', parallelism),
-    log,
+    log: through(log),
     codec,
     checkpoints: new FileCheckpoints(join(dir, 'state')),
     logger: silentLogger,
     maxBatchRecords,
     checkpointIntervalMs: 0,
+    idleCheckMs,
   });
   void runtime.start();
-  await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-  await runtime.stop();
-  await log.close();
+  try {
+    await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+  } finally {
+    await runtime.stop();
+    await log.close();
+  }
 }
 
 async function decodeAll(codec: Codec, topic: string, values: Buffer[]) {
@@ -180,43 +190,54 @@ describe('processor runtime', () => {
 
   it('loses no output when an append fails while more work for the task is queued behind it', async () => {
     const dir = await newDir();
-    const { log, codec } = await openEmbedded(dir);
     // The fifth append fails after a while, as a produce does when the broker stops answering;
     // meanwhile the idle checks queue more work for the task that is failing.
     let appends = 0;
-    const failingLog = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'append') return Reflect.get(target, prop, receiver) as unknown;
-        return async (...args: Parameters<typeof log.append>) => {
-          if (++appends !== 5) return target.append(...args);
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          throw new Error('Request Produce timed out');
-        };
-      },
-    });
-    const runtime = new ProcessorRuntime({
-      processor: orderSensitiveProcessor('order-sensitive'),
-      log: failingLog,
-      codec,
-      checkpoints: new FileCheckpoints(join(dir, 'state')),
-      logger: silentLogger,
-      maxBatchRecords: 25,
-      checkpointIntervalMs: 0,
-      idleCheckMs: 5,
-    });
-    void runtime.start();
-    try {
-      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-    } finally {
-      await runtime.stop();
-      await log.close();
-    }
+    const failing = (log: EventLog) =>
+      new Proxy(log, {
+        get(target, prop, receiver) {
+          if (prop !== 'append') return Reflect.get(target, prop, receiver) as unknown;
+          return async (...args: Parameters<typeof log.append>) => {
+            if (++appends !== 5) return target.append(...args);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            throw new Error('Request Produce timed out');
+          };
+        },
+      });
+    await runToEnd(dir, 25, 'partition', { through: failing, idleCheckMs: 5 });
     expect(appends).toBeGreaterThan(5);
     const faulty = await outputsByKey(dir);
     const expected = new Set(reference.records.map((r) => r.value!.toString('hex')));
     const seen = new Set(faulty.records.map((r) => r.value!.toString('hex')));
     expect([...expected].filter((value) => !seen.has(value)), 'outputs lost').toEqual([]);
     expect([...seen].filter((value) => !expected.has(value)), 'outputs a run without the fault does not make').toEqual([]);
+  });
+
+  it('seeks again, and skips nothing, when a batch from beyond its seek arrives after it while the log still holds the records between', async () => {
+    const dir = await newDir();
+    // The first two batches of one partition reach the runtime without their first records,
+    // as a batch fetched before a seek does when a rejoin lets it through after the seek.
+    let cut = 0;
+    const late = (log: EventLog) =>
+      new Proxy(log, {
+        get(target, prop, receiver) {
+          if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+          return (options: Parameters<EventLog['consumer']>[0]) => {
+            const consumer = target.consumer(options);
+            const run = consumer.run.bind(consumer);
+            consumer.run = (handler) =>
+              run((batch, ctx) => {
+                const cutting = batch.topic === 'ingest.posts' && batch.partition === 0 && batch.records.length > 10 && cut < 2;
+                if (cutting) cut++;
+                return handler(cutting ? { ...batch, records: batch.records.slice(10) } : batch, ctx);
+              });
+            return consumer;
+          };
+        },
+      });
+    await runToEnd(dir, 100, 'partition', { through: late });
+    expect(cut).toBe(2);
+    expect((await outputsByKey(dir)).byKey).toEqual(reference.byKey);
   });
 
   it('drops a task whose partitions a re-balance handed to another member, and saves nothing for it on stop', async () => {

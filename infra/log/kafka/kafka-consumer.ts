@@ -40,6 +40,8 @@ export class KafkaLogConsumer implements LogConsumer {
   private joinedWith: TopicPartition[] = [];
   /** Seeks of the current assignment to the caller's start positions (options.startPosition). */
   private starting: Promise<void> = Promise.resolve();
+  /** The current member's connect, subscribe and group join (kafkajs's run() resolves once joined). */
+  private joining: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -82,6 +84,9 @@ export class KafkaLogConsumer implements LogConsumer {
   stop(): Promise<void> {
     this.stopping = true;
     this.stopped ??= (async () => {
+      // kafkajs cannot stop a member mid-join: its disconnect returns at once, forgets the
+      // runner, and the runner starts fetching when the join completes, for good.
+      await this.joining.catch(() => undefined);
       // kafkajs's disconnect waits for the batch in flight, whose commit happens inside it,
       // then leaves the group so the other members take the partitions over at once.
       await this.consumer?.disconnect();
@@ -107,38 +112,41 @@ export class KafkaLogConsumer implements LogConsumer {
    * after a pause, until stopped.
    */
   private async join(handler: Handler): Promise<void> {
-    const ctx: BatchContext = { isStopping: () => this.stopping };
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; !this.stopping; attempt++) {
       const consumer = this.newConsumer(handler);
       this.consumer = consumer;
+      this.joining = this.joinWith(consumer, handler);
       try {
-        await consumer.connect();
-        await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? false });
-        if (this.stopping) return;
-        await consumer.run({
-          autoCommit: false,
-          eachBatchAutoResolve: false,
-          eachBatch: (payload) => this.deliver(payload, handler, ctx),
-        });
-        break;
+        await this.joining;
+        return;
       } catch {
         if (this.stopping) return;
         await consumer.disconnect().catch(() => undefined);
         await delay(Math.min(100 * 2 ** attempt, 5_000));
-        if (this.stopping) return;
       }
     }
-    // stop() during the group join finds no runner to stop yet: disconnect once run() is done
-    if (this.stopping) await this.consumer?.disconnect();
+  }
+
+  private async joinWith(consumer: Consumer, handler: Handler): Promise<void> {
+    const ctx: BatchContext = { isStopping: () => this.stopping };
+    await consumer.connect();
+    await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? false });
+    if (this.stopping) return;
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.deliver(payload, handler, ctx),
+    });
   }
 
   private newConsumer(handler: Handler): Consumer {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       ...this.settings,
-      // kafkajs restarts by itself only after retriable errors; a non-retriable one from a
-      // broker mid-rebalance would otherwise end the role: rejoin after kafkajs's backoff.
-      retry: { restartOnFailure: async () => true },
+      // A crashed member is never restarted by kafkajs, whose restart joins the group where
+      // stop() cannot reach it (see stop()) and keeps a client that may be broken (see
+      // SharedClient): the CRASH listener below joins with a new member instead.
+      retry: { restartOnFailure: async () => false },
       ...(this.options.exclusive && { partitionAssigners: [exclusiveAssigner(() => this.assigned.length > 0)] }),
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -153,11 +161,10 @@ export class KafkaLogConsumer implements LogConsumer {
       this.starting = this.seekToStart(consumer);
       this.starting.catch(() => undefined); // deliver() awaits it and fails the batch
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      // kafkajs left the group; when it restarts it joins again and GROUP_JOIN says what it got
+    consumer.on(consumer.events.CRASH, () => {
+      // kafkajs left the group and gave this member up: a new member joins, and GROUP_JOIN says what it got
       this.assigned = [];
-      if (payload.restart || this.stopping || this.consumer !== consumer) return;
-      // kafkajs gave this member up (a non-retriable error): a new member joins instead
+      if (this.stopping || this.consumer !== consumer) return;
       void delay(1_000).then(() => (this.stopping || this.consumer !== consumer ? undefined : this.join(handler)));
     });
     return consumer;

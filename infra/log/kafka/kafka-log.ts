@@ -13,9 +13,11 @@ import type {
   TopicSpec,
 } from '../port.ts';
 import { consumerSettings, KafkaLogConsumer, type ConsumerSettings } from './kafka-consumer.ts';
+import { isUnsupportedApi } from './kafka-errors.ts';
 import { kafkaLogCreator, kafkaLogLevel } from './kafka-logging.ts';
 import { readRange } from './kafka-read.ts';
 import { sharedPartitioner, toMessage } from './kafka-records.ts';
+import { SharedClient } from './shared-client.ts';
 
 export interface KafkaEventLogOptions {
   brokers: string[];
@@ -32,16 +34,16 @@ export interface KafkaEventLogOptions {
 }
 
 /**
- * The event log on Kafka. One producer and one admin client per instance, connected on first
- * use; consumers are kafkajs consumer groups (KafkaLogConsumer).
+ * The event log on Kafka. One producer and one admin client per instance (SharedClient);
+ * consumers are kafkajs consumer groups (KafkaLogConsumer).
  */
 export class KafkaEventLog implements EventLog {
   readonly kind = 'kafka';
   private readonly kafka: Kafka;
   private readonly settings: ConsumerSettings;
   private readonly placements = new WeakMap<Message, number>();
-  private producerReady: Promise<Producer> | undefined;
-  private adminReady: Promise<Admin> | undefined;
+  private readonly producer: SharedClient<Producer>;
+  private readonly admin: SharedClient<Admin>;
   private readonly consumers = new Set<KafkaLogConsumer>();
   /** Groups this instance ran consumers in: listGroups' answer on brokers without ListGroups. */
   private readonly usedGroups = new Set<string>();
@@ -54,10 +56,22 @@ export class KafkaEventLog implements EventLog {
       logCreator: kafkaLogCreator(options.logger),
     });
     this.settings = consumerSettings(options.sessionTimeoutMs ?? 30_000);
+    this.producer = new SharedClient(() =>
+      this.kafka.producer({
+        idempotent: options.idempotent,
+        // kafkajs keeps order under retries for an idempotent producer only with one request in flight
+        maxInFlightRequests: options.idempotent ? 1 : undefined,
+        createPartitioner: sharedPartitioner(this.placements),
+      }),
+    );
+    this.admin = new SharedClient(() => this.kafka.admin());
   }
 
-  async ensureTopics(specs: TopicSpec[]): Promise<void> {
-    const admin = await this.admin();
+  ensureTopics(specs: TopicSpec[]): Promise<void> {
+    return this.admin.use((admin) => this.createMissing(admin, specs));
+  }
+
+  private async createMissing(admin: Admin, specs: TopicSpec[]): Promise<void> {
     const existing = new Set(await admin.listTopics());
     const missing = specs.filter((s) => !existing.has(s.name));
     if (missing.length === 0) return;
@@ -93,8 +107,7 @@ export class KafkaEventLog implements EventLog {
     if (records.length === 0) return [];
     const now = Date.now();
     const messages = records.map((r) => toMessage(r, now));
-    const producer = await this.producer();
-    const sent = await producer.send({ topic, acks: -1, messages });
+    const sent = await this.producer.use((producer) => producer.send({ topic, acks: -1, messages }));
     const nextOffset = new Map(sent.map((m) => [m.partition, Number(m.baseOffset)]));
     // Within one produce request a partition's records keep their order and get consecutive offsets.
     return messages.map((message) => {
@@ -134,8 +147,7 @@ export class KafkaEventLog implements EventLog {
   }
 
   async committedOffsets(groupId: string, topic: string): Promise<CommittedOffset[]> {
-    const admin = await this.admin();
-    const [answer] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [answer] = await this.admin.use((admin) => admin.fetchOffsets({ groupId, topics: [topic] }));
     return (answer?.partitions ?? [])
       .map(({ partition, offset, metadata }) => ({ partition, offset: Number(offset), metadata: metadata || null }))
       .filter((p) => p.offset >= 0)
@@ -143,9 +155,8 @@ export class KafkaEventLog implements EventLog {
   }
 
   async listGroups(): Promise<string[]> {
-    const admin = await this.admin();
     try {
-      return (await admin.listGroups()).groups.map((g) => g.groupId).sort();
+      return (await this.admin.use((admin) => admin.listGroups())).groups.map((g) => g.groupId).sort();
     } catch (err) {
       if (!isUnsupportedApi(err)) throw err;
       this.options.logger.warn(
@@ -157,10 +168,9 @@ export class KafkaEventLog implements EventLog {
   }
 
   async groupMembers(groupId: string): Promise<GroupMember[] | null> {
-    const admin = await this.admin();
     let described;
     try {
-      [described] = (await admin.describeGroups([groupId])).groups;
+      [described] = (await this.admin.use((admin) => admin.describeGroups([groupId]))).groups;
     } catch (err) {
       if (isUnsupportedApi(err)) return null;
       throw err;
@@ -174,22 +184,17 @@ export class KafkaEventLog implements EventLog {
   }
 
   async listTopics(): Promise<string[]> {
-    const admin = await this.admin();
-    return (await admin.listTopics()).filter((t) => !t.startsWith('__')).sort();
+    return (await this.admin.use((admin) => admin.listTopics())).filter((t) => !t.startsWith('__')).sort();
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.stop()));
     this.consumers.clear();
-    const clients = await Promise.allSettled([this.producerReady, this.adminReady].filter((c) => c !== undefined));
-    this.producerReady = undefined;
-    this.adminReady = undefined;
-    await Promise.all(clients.map((c) => (c.status === 'fulfilled' ? c.value.disconnect() : undefined)));
+    await Promise.all([this.producer.close(), this.admin.close()]);
   }
 
   private async offsets(topic: string): Promise<{ partition: number; low: number; high: number }[]> {
-    const admin = await this.admin();
-    return (await admin.fetchTopicOffsets(topic))
+    return (await this.admin.use((admin) => admin.fetchTopicOffsets(topic)))
       .map(({ partition, low, high }) => ({ partition, low: Number(low), high: Number(high) }))
       .sort((a, b) => a.partition - b.partition);
   }
@@ -207,41 +212,4 @@ export class KafkaEventLog implements EventLog {
       );
     }
   }
-
-  private producer(): Promise<Producer> {
-    this.producerReady ??= this.connect(() =>
-      this.kafka.producer({
-        idempotent: this.options.idempotent,
-        // kafkajs keeps order under retries for an idempotent producer only with one request in flight
-        maxInFlightRequests: this.options.idempotent ? 1 : undefined,
-        createPartitioner: sharedPartitioner(this.placements),
-      }),
-    ).catch((err: unknown) => {
-      this.producerReady = undefined;
-      throw err;
-    });
-    return this.producerReady;
-  }
-
-  private admin(): Promise<Admin> {
-    this.adminReady ??= this.connect(() => this.kafka.admin()).catch((err: unknown) => {
-      this.adminReady = undefined;
-      throw err;
-    });
-    return this.adminReady;
-  }
-
-  private async connect<T extends Producer | Admin>(create: () => T): Promise<T> {
-    const client = create();
-    await client.connect();
-    return client;
-  }
-}
-
-/** Whether the broker lacks the API asked for: kafkajs says so itself, or inside the error its retries end with. */
-function isUnsupportedApi(err: unknown): boolean {
-  for (let e = err as (Error & { cause?: unknown }) | undefined; e; e = e.cause as typeof e) {
-    if (e.name === 'KafkaJSServerDoesNotSupportApiKey') return true;
-  }
-  return false;
 }
