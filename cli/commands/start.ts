@@ -13,7 +13,7 @@ import { startHealthPort } from '../health-port.ts';
 import { UsageError } from '../command.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
 import { checkpointsKept } from '../roles/processors.ts';
-import type { RunningRole } from '../roles/role.ts';
+import { warnWhileStopping, type RunningRole } from '../roles/role.ts';
 
 export const startCommand: CliCommand = {
   name: 'start',
@@ -63,7 +63,7 @@ export const startCommand: CliCommand = {
           stdout,
           catchUp,
         };
-        running.unshift(await role.start(ctx));
+        running.unshift(warnWhileStopping(await role.start(ctx), ctx.logger));
       }
       if (config.TQA_HEALTH_PORT !== undefined) {
         // The processors' threads open a store of their own for their checkpoints: probe one here too.

@@ -28,7 +28,7 @@ export function processorOnThreads(processor: Processor<unknown>): Role {
         const share: PartitionShare | undefined = ctx.config.TQA_LOG === 'embedded' ? { index, count } : undefined;
         return onWorkerThread(`${processor.name} ${index + 1}/${count}`, PROCESSOR_MODULE, 'processorRole', { args: [processor.name, share], background: true });
       });
-      return together(processor.name, threads).start(ctx);
+      return together(processor.name, threads, { stopAtOnce: true }).start(ctx);
     },
   };
 }

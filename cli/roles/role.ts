@@ -30,3 +30,20 @@ export interface Role {
   name: string;
   start(ctx: RoleContext): Promise<RunningRole>;
 }
+
+const STILL_STOPPING_EVERY_MS = 30_000;
+
+/** The role with a stop that logs a warning every 30 s until it is done: a stop that hangs names itself. */
+export function warnWhileStopping(running: RunningRole, logger: Logger): RunningRole {
+  return {
+    async stop() {
+      const since = Date.now();
+      const warning = setInterval(() => logger.warn({ stoppingForMs: Date.now() - since }, 'still stopping'), STILL_STOPPING_EVERY_MS).unref();
+      try {
+        await running.stop();
+      } finally {
+        clearInterval(warning);
+      }
+    },
+  };
+}

@@ -37,7 +37,9 @@ export async function startMockBroker(): Promise<MockBroker> {
   const guard = 'kcat "$@" & k=$!; trap \'kill $k 2>/dev/null\' EXIT; cat >/dev/null';
   const child = spawn(
     'sh',
-    ['-c', guard, 'mock-broker', '-b', 'localhost:1', '-X', 'test.mock.num.brokers=1', '-C', '-t', 'keepalive', '-o', 'end', '-u'],
+    // -E: kcat's own consumer of the mock would otherwise end kcat, mock and all, on its first
+    // error, such as the request timed out by a freeze (pause()) longer than 60 s.
+    ['-c', guard, 'mock-broker', '-b', 'localhost:1', '-X', 'test.mock.num.brokers=1', '-E', '-C', '-t', 'keepalive', '-o', 'end', '-u'],
     { stdio: ['pipe', 'ignore', 'pipe'], detached: true },
   );
   // A mock broker has nothing to flush: its group is signalled as soon as the pipe is closed.

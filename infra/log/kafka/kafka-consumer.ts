@@ -9,6 +9,7 @@ type Handler = (batch: Batch, ctx: BatchContext) => Promise<void>;
 /** kafkajs consumer settings shared by group members and the log's short-lived readers. */
 export interface ConsumerSettings {
   sessionTimeout: number;
+  rebalanceTimeout: number;
   heartbeatInterval: number;
   maxWaitTimeInMs: number;
 }
@@ -16,6 +17,11 @@ export interface ConsumerSettings {
 export function consumerSettings(sessionTimeoutMs: number): ConsumerSettings {
   return {
     sessionTimeout: sessionTimeoutMs,
+    // How long a join may wait for the other members (kafkajs gives its JoinGroup 5 s more,
+    // and stop() waits for a join in progress). Our members beat during batches and re-join
+    // after the chunk in hand, so kafkajs's default of 60 s only makes a stuck join, and a
+    // stop behind it, last longer (librdkafka's mock may leave a JoinGroup unanswered).
+    rebalanceTimeout: sessionTimeoutMs,
     // kafkajs re-joins only when a heartbeat reports a rebalance: beat often so hand-overs are quick
     heartbeatInterval: Math.min(1_000, Math.floor(sessionTimeoutMs / 3)),
     // Upper bound on a fetch with nothing to return; brokers answer as soon as records arrive.
