@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import type { Role, RoleContext } from '../../cli/roles/role.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { warnWhileStopping, type Role, type RoleContext } from '../../cli/roles/role.ts';
+import type { Logger } from '../../infra/logging.ts';
 import { together } from '../../cli/roles/together.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 
@@ -32,5 +33,42 @@ describe('roles started together', () => {
     const role = together('processors', [recorded('engine', events, true), recorded('events', events)]);
     await expect(role.start(ctx)).rejects.toThrow('engine cannot start');
     expect(events).toEqual(['start events as events', 'stop events']);
+  });
+
+  it('stops peers at once when asked: each stop may wait for the others to begin theirs', async () => {
+    const began: string[] = [];
+    let allBegan!: () => void;
+    const everyStopBegan = new Promise<void>((resolve) => (allBegan = resolve));
+    // Members of one group: a member's leave completes only once the others leave too.
+    const member = (name: string): Role => ({
+      name,
+      start: async () => ({
+        async stop() {
+          began.push(name);
+          if (began.length === 2) allBegan();
+          await everyStopBegan;
+        },
+      }),
+    });
+    const running = await together('outcomes', [member('thread 1'), member('thread 2')], { stopAtOnce: true }).start(ctx);
+    await running.stop();
+    expect(began.sort()).toEqual(['thread 1', 'thread 2']);
+  });
+
+  it('warns every 30 s while a stop is not done, and no more once it is', async () => {
+    vi.useFakeTimers();
+    try {
+      const warned: number[] = [];
+      const logger = { warn: (fields: { stoppingForMs: number }) => void warned.push(fields.stoppingForMs) } as unknown as Logger;
+      let done!: () => void;
+      const stopping = warnWhileStopping({ stop: () => new Promise<void>((resolve) => (done = resolve)) }, logger).stop();
+      await vi.advanceTimersByTimeAsync(65_000);
+      done();
+      await stopping;
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(warned).toEqual([30_000, 60_000]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
