@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, watch } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -13,8 +13,6 @@ import type { EventLog } from '../../infra/log/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { Row } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
-import { inputCovered } from '../../processors/runtime/checkpoints/port.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
@@ -386,13 +384,18 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
 function checkpointSaves(stateDir: string, engines: Role[], count: number): Promise<Role> {
   return new Promise<Role>((resolve, reject) => {
     const saves = new Map<Role, number>();
+    let writer: Role | undefined;
     const done = (result: Role | Error): void => {
       watcher.close();
       clearTimeout(timer);
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
-    const watcher = onCheckpointSave(stateDir, engines, (writer) => {
+    // A save writes `0.ckpt.<pid>.tmp`, then renames it over the checkpoint: one event naming it.
+    const watcher = watch(stateDir, (_event, file) => {
+      const pid = /^0\.ckpt\.(\d+)\.tmp$/.exec(file ?? '')?.[1];
+      if (pid) writer = engines.find((e) => e.child.pid === Number(pid)) ?? writer;
+      if (file !== '0.ckpt' || !writer) return;
       saves.set(writer, (saves.get(writer) ?? 0) + 1);
       if (saves.get(writer)! >= count) done(writer);
     });
@@ -520,22 +523,15 @@ export interface ProcessorFreezeReport {
   outputs: RunOutputs;
   /** Whether the engine had worked through its whole input when it froze (it must not have). */
   engineDoneAtFreeze: boolean;
-  /** Checkpoints the other processors process saved while the first was frozen: it took the engine over. */
-  savesByTheOtherDuringFreeze: number;
-  /** Checkpoints the frozen process saved after it resumed, its state behind the other's (a zombie's writes). */
-  savesByTheFrozenAfterResume: number;
-  /** The roles still running once everything was done: none may give up. */
-  runningAfter: string[];
-  /** The input the engine's last checkpoint covers, and the input there is (they must be equal). */
-  lastCheckpoint: { covered: number; end: number };
 }
 
 /**
  * Runs two processors processes and the projections; freezes (SIGSTOP) the process that holds
  * the engine a moment after its second checkpoint, while it works on the next chunk, for
- * `freezeMs`, longer than the session timeout, so that the group expires it and the other takes
- * its partitions; then lets it go on (SIGCONT), unaware that it lost them, as a process back
- * from a long GC pause or a stalled VM is. Both run to the end and are stopped.
+ * `freezeMs` (longer than the session timeout, so that the group expires it) and until the
+ * other has taken the engine over and saved a checkpoint; then lets it go on (SIGCONT), unaware
+ * that it lost its partitions, as a process back from a long GC pause or a stalled VM is. Both
+ * run to the end (the wait fails if a role exits) and are stopped (each must exit 0).
  */
 export async function runThroughProcessorFreeze(world: World, freezeMs: number): Promise<ProcessorFreezeReport> {
   const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
@@ -550,44 +546,17 @@ export async function runThroughProcessorFreeze(world: World, freezeMs: number):
   await delay(50); // into the next chunk's work, not at a checkpoint's edge
   signalGroup(frozen.child, 'SIGSTOP');
   const engineDoneAtFreeze = await groupAtEnd(world.log, ENGINE_GROUP, quantEngine.inputs);
-  const saves = countCheckpointSaves(stateDir, pair);
   try {
-    await delay(freezeMs);
-    const savesByTheOtherDuringFreeze = saves.of(other);
-    const frozenBefore = saves.of(frozen);
+    // At least freezeMs, and until the other has taken the engine over: how long that takes
+    // (the session timeout, a re-balance, the checkpoint's load) depends on the machine's load.
+    await Promise.all([delay(freezeMs), checkpointSaves(stateDir, [other], 1)]);
     signalGroup(frozen.child, 'SIGCONT');
     await whileRunning(world, roles, () => everythingDone(world.log), 'both processors processes and the projections to finish after the freeze');
-    const savesByTheFrozenAfterResume = saves.of(frozen) - frozenBefore;
-    const runningAfter = roles.filter((r) => r.child.exitCode === null && r.child.signalCode === null).map((r) => r.name);
     await stopGracefully(...roles);
-    const last = await new FileCheckpoints(join(world.dir, 'state')).load(ENGINE_GROUP, 0);
-    const lastCheckpoint = { covered: last ? inputCovered(last) : 0, end: (await engineProgress(world.log)).end };
-    return { outputs: await outputsOf(world, new DerivedRecords(world.log)), engineDoneAtFreeze, savesByTheOtherDuringFreeze, savesByTheFrozenAfterResume, runningAfter, lastCheckpoint };
+    return { outputs: await outputsOf(world, new DerivedRecords(world.log)), engineDoneAtFreeze };
   } finally {
     signalGroup(frozen.child, 'SIGCONT');
-    saves.close();
   }
-}
-
-/** Counts the engine's checkpoint saves by each of `engines` from now on. */
-function countCheckpointSaves(stateDir: string, engines: Role[]): { of(engine: Role): number; close(): void } {
-  const saves = new Map<Role, number>();
-  const watcher = onCheckpointSave(stateDir, engines, (writer) => saves.set(writer, (saves.get(writer) ?? 0) + 1));
-  return { of: (engine) => saves.get(engine) ?? 0, close: () => watcher.close() };
-}
-
-/**
- * Calls `onSave` with the writer of each checkpoint of the engine's task 0 saved from now on.
- * A save writes `0.ckpt.<pid>.tmp`, naming its writer, then renames it over `0.ckpt`: one
- * event naming the checkpoint.
- */
-function onCheckpointSave(stateDir: string, engines: Role[], onSave: (writer: Role) => void): FSWatcher {
-  let writer: Role | undefined;
-  return watch(stateDir, (_event, file) => {
-    const pid = /^0\.ckpt\.(\d+)\.tmp$/.exec(file ?? '')?.[1];
-    if (pid) writer = engines.find((e) => e.child.pid === Number(pid)) ?? writer;
-    if (file === '0.ckpt' && writer) onSave(writer);
-  });
 }
 
 /** True when a projection has committed an offset: the records before it are stored. */
