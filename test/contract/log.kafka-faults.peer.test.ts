@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
+import { waitFor } from '../../infra/wait.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 const PARTITIONS = 4;
@@ -51,5 +53,27 @@ describe('the Kafka log under broker faults (mock broker)', () => {
     expect(await log.listTopics()).toContain(topic);
     expect(await log.append(topic, records(1, 10))).toHaveLength(10);
     expect((await log.endOffsets(topic)).reduce((n, p) => n + p.offset, 0)).toBe(10);
+  }, 180_000);
+
+  it('stops a group member while the broker is frozen, without waiting for the broker to come back', async () => {
+    const log = open('faults-member');
+    const topic = await newTopic(log);
+    await log.append(topic, records(0, 10));
+    const member = log.consumer({ groupId: `faults-${randomUUID().slice(0, 8)}`, topics: [topic], fromBeginning: true });
+    let handled = 0;
+    const running = member.run(async (batch) => {
+      handled += batch.records.length;
+    });
+    await waitFor(() => handled === 10, 'the member to join and read the topic', 60_000);
+    broker.pause();
+    try {
+      // Frozen: the member's fetches, heartbeats and its leave go unanswered, and kafkajs
+      // retries them (30 s per request) for minutes; a stop must not wait for that.
+      const stoppedWhileFrozen = await Promise.race([member.stop().then(() => true), delay(60_000).then(() => false)]);
+      expect(stoppedWhileFrozen, 'stop() resolved within 60 s of a frozen broker').toBe(true);
+      await running;
+    } finally {
+      broker.resume();
+    }
   }, 180_000);
 });

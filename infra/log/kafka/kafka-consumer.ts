@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Logger } from '../../logging.ts';
 import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
@@ -53,6 +54,7 @@ export class KafkaLogConsumer implements LogConsumer {
     private readonly kafka: Kafka,
     private readonly options: ConsumerOptions,
     private readonly settings: ConsumerSettings,
+    private readonly logger: Logger,
   ) {}
 
   /** Resolves once the consumer stopped (a member kafkajs gives up on is replaced by a new one). */
@@ -87,27 +89,49 @@ export class KafkaLogConsumer implements LogConsumer {
     return this.assigned.some((a) => a.topic === topic && a.partition === partition);
   }
 
+  /**
+   * Leaves the group and resolves once the member is gone, or after the session timeout and
+   * 10 s more. kafkajs's re-join after a rebalance retries inside its own loops (a JoinGroup the
+   * broker leaves unanswered, or answers with an error, again and again), and its disconnect
+   * waits for that: a stop waiting for it held a processors process past SIGTERM for minutes.
+   * Past the bound the member is left to the group, which expires it after the session timeout;
+   * the caller saved and committed what it had before stopping, so nothing is lost with it.
+   */
   stop(): Promise<void> {
     this.stopping = true;
     this.stopped ??= (async () => {
-      // kafkajs cannot stop a member mid-join: its disconnect returns at once, forgets the
-      // runner, and the runner starts fetching when the join completes, for good.
-      await this.joining.catch(() => undefined);
-      // kafkajs's disconnect waits for the batch in flight, whose commit happens inside it,
-      // then leaves the group so the other members take the partitions over at once.
-      await this.consumer?.disconnect();
+      const left = this.leave();
+      left.catch(() => undefined); // also once the bound has passed and nobody awaits it
+      const boundMs = this.settings.sessionTimeout + 10_000;
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([left.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), boundMs)))]);
+      clearTimeout(timer);
+      if (!inTime) {
+        this.logger.warn({ groupId: this.options.groupId, waitedMs: boundMs }, 'the member did not leave the group in time (kafkajs still joining, or waiting on the broker); stopped without it, and the group expires it after the session timeout');
+      }
       this.assigned = [];
-      this.ended?.resolve();
+      this.ended?.resolve(); // run() resolves with it, also while a join goes on
       await this.running?.catch(() => undefined);
     })();
     return this.stopped;
+  }
+
+  /** Waits for a join in progress, then disconnects the member. */
+  private async leave(): Promise<void> {
+    // kafkajs cannot stop a member mid-join: its disconnect returns at once, forgets the
+    // runner, and the runner starts fetching when the join completes, for good.
+    await this.joining.catch(() => undefined);
+    // kafkajs's disconnect waits for the batch in flight, whose commit happens inside it,
+    // then leaves the group so the other members take the partitions over at once.
+    await this.consumer?.disconnect();
   }
 
   private async start(handler: Handler): Promise<void> {
     const ended = new Promise<void>((resolve) => {
       this.ended = { resolve };
     });
-    await this.join(handler);
+    // A stop that gave up on a join in progress ends the run without it.
+    await Promise.race([this.join(handler), ended]);
     return ended;
   }
 

@@ -123,7 +123,7 @@ export class KafkaEventLog implements EventLog {
 
   consumer(options: ConsumerOptions): LogConsumer {
     this.usedGroups.add(options.groupId);
-    const consumer = new KafkaLogConsumer(this.kafka, options, this.settings);
+    const consumer = new KafkaLogConsumer(this.kafka, options, this.settings, this.options.logger);
     this.consumers.add(consumer);
     return consumer;
   }
