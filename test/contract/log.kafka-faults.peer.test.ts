@@ -69,7 +69,7 @@ describe('the Kafka log under broker faults (mock broker)', () => {
     try {
       // Frozen: the member's fetches, heartbeats and its leave go unanswered, and kafkajs
       // retries them (30 s per request) for minutes; a stop must not wait for that.
-      const stoppedWhileFrozen = await Promise.race([member.stop().then(() => true), delay(60_000).then(() => false)]);
+      const stoppedWhileFrozen = await Promise.race([member.stop().then(() => true), delay(60_000, false, { ref: false })]);
       expect(stoppedWhileFrozen, 'stop() resolved within 60 s of a frozen broker').toBe(true);
       await running;
     } finally {

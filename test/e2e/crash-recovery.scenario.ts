@@ -44,6 +44,8 @@ const RUN_TIMEOUT_MS = 240_000;
 // restarted processor found input it needed deleted).
 const KAFKA_WORLD = { seed: 31, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 10, authors: 100 };
 const KAFKA_SESSION_TIMEOUT_MS = 6_000;
+/** An engine that saves a checkpoint at every chunk of outputs, whatever a save costs. */
+const CHECKPOINT_EVERY_CHUNK = { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' };
 
 /**
  * A world on a mock broker of its own (the mock's topics are global): topics made, schemas
@@ -310,8 +312,7 @@ export interface FaultReport {
 export async function runWithFaults(world: World, reference: RunOutputs): Promise<FaultReport> {
   const derived = new DerivedRecords(world.log);
   const kills: FaultReport['kills'] = [];
-  const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
-  await mkdir(stateDir, { recursive: true });
+  const stateDir = await engineStateDir(world);
   const killed = async (at: string, roles: Role[], extra: Partial<FaultReport['kills'][number]> = {}) => {
     await kill(...roles);
     kills.push({ at, derived: await derived.refresh(), ...extra });
@@ -375,6 +376,13 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   // The restart removed what the kill in a checkpoint write left.
   expect(readdirSync(stateDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   return { outputs: await outputsOf(world, derived), kills, checkpointWriteAttempts: attempts };
+}
+
+/** The engine's checkpoint directory in the world, made if missing (the scenarios watch it). */
+async function engineStateDir(world: World): Promise<string> {
+  const dir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
+  await mkdir(dir, { recursive: true });
+  return dir;
 }
 
 /**
@@ -502,7 +510,7 @@ export interface BrokerPauseReport {
  * (SIGCONT) and lets both finish. Nobody restarts a role in between.
  */
 export async function runThroughBrokerPause(world: World, broker: MockBroker, pauseMs: number): Promise<BrokerPauseReport> {
-  const engine = startRole(world, 'processors', 'engine', { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
+  const engine = startRole(world, 'processors', 'engine', CHECKPOINT_EVERY_CHUNK);
   const projections = startRole(world, 'projections', 'projections');
   const roles = [engine, projections];
   await whileRunning(world, roles, async () => (await engineProgress(world.log)).committed > 0, 'the engine to commit a checkpoint');
@@ -534,10 +542,8 @@ export interface ProcessorFreezeReport {
  * run to the end (the wait fails if a role exits) and are stopped (each must exit 0).
  */
 export async function runThroughProcessorFreeze(world: World, freezeMs: number): Promise<ProcessorFreezeReport> {
-  const stateDir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
-  await mkdir(stateDir, { recursive: true });
-  const fast = { TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' };
-  const pair = [startRole(world, 'processors', 'processors-a', fast), startRole(world, 'processors', 'processors-b', fast)];
+  const stateDir = await engineStateDir(world);
+  const pair = [startRole(world, 'processors', 'processors-a', CHECKPOINT_EVERY_CHUNK), startRole(world, 'processors', 'processors-b', CHECKPOINT_EVERY_CHUNK)];
   const projections = startRole(world, 'projections', 'projections');
   const roles = [...pair, projections];
 

@@ -103,9 +103,7 @@ export class KafkaLogConsumer implements LogConsumer {
       const left = this.leave();
       left.catch(() => undefined); // also once the bound has passed and nobody awaits it
       const boundMs = this.settings.sessionTimeout + 10_000;
-      let timer: NodeJS.Timeout | undefined;
-      const inTime = await Promise.race([left.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), boundMs)))]);
-      clearTimeout(timer);
+      const inTime = await Promise.race([left.then(() => true), delay(boundMs, false, { ref: false })]);
       if (!inTime) {
         this.logger.warn({ groupId: this.options.groupId, waitedMs: boundMs }, 'the member did not leave the group in time (kafkajs still joining, or waiting on the broker); stopped without it, and the group expires it after the session timeout');
       }
