@@ -11,6 +11,9 @@ import type { ProjectionTables } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
+/** How long the thread may take to end by itself once its role has stopped and its services have closed. */
+const LEFT_OPEN_GRACE_MS = 5_000;
+
 // The thread's side of onWorkerThread: starts the role with a log connection (and, when it
 // needs one, a store) of its own, stops it when told, then lets the thread end.
 const { module, exportName, args, config, storePort, nice } = workerData as RoleThreadData;
@@ -33,3 +36,10 @@ await (await store.opened())?.close();
 storePort?.close();
 await services.close();
 port.close();
+// The thread ends once its event loop is empty. A socket or timer that a library leaves open
+// past its close would keep it, and the process's stop waiting for it, alive for good (a closed
+// Kafka client once reconnected): name what is left, then end the thread anyway.
+setTimeout(() => {
+  logger.warn({ open: process.getActiveResourcesInfo() }, 'the role stopped but its thread still holds these open; ending the thread');
+  process.exit(0);
+}, LEFT_OPEN_GRACE_MS).unref();

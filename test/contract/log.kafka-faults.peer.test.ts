@@ -76,4 +76,16 @@ describe('the Kafka log under broker faults (mock broker)', () => {
       broker.resume();
     }
   }, 180_000);
+
+  it('connects no client again once closed: a read or an append after close() is refused', async () => {
+    // A read after close() (a member's start positions, asked for by a join that completed
+    // while it left) once connected a new admin client that nobody closed: its socket and
+    // timers kept a stopped worker thread, and its process, from ending.
+    const log = open('faults-closed');
+    const topic = await newTopic(log);
+    await log.append(topic, records(0, 1));
+    await log.close();
+    await expect(log.endOffsets(topic)).rejects.toThrow(/closed/);
+    await expect(log.append(topic, records(1, 1))).rejects.toThrow(/closed/);
+  }, 60_000);
 });

@@ -186,6 +186,9 @@ export class KafkaLogConsumer implements LogConsumer {
       const revoked = this.joinedWith.filter((p) => !this.holds(p.topic, p.partition));
       this.joinedWith = this.assigned;
       if (revoked.length > 0) this.options.onRevoked?.(revoked);
+      // A join that completes while the member leaves (kafkajs's disconnect waits for it)
+      // starts nothing: the caller is stopping and may have closed what its start positions read.
+      if (this.stopping) return;
       this.starting = this.seekToStart(consumer);
       this.starting.catch(() => undefined); // deliver() awaits it and fails the batch
     });

@@ -11,10 +11,17 @@ import { isBrokerAnswer } from './kafka-errors.ts';
  */
 export class SharedClient<C extends Producer | Admin> {
   private ready: Promise<C> | undefined;
+  private closed = false;
 
   constructor(private readonly create: () => C) {}
 
+  /**
+   * Runs work with the client, connecting one first if none is. After close() it refuses:
+   * a client connected then would hold its socket and timers open with nobody left to close
+   * them, and keep the process (or the worker thread) it runs on from ending.
+   */
   async use<T>(work: (client: C) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('the Kafka client is closed');
     const ready = (this.ready ??= this.connect());
     const client = await ready;
     try {
@@ -29,6 +36,7 @@ export class SharedClient<C extends Producer | Admin> {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const ready = this.ready;
     this.ready = undefined;
     const client = await ready?.catch(() => undefined);
