@@ -118,6 +118,8 @@ interface Task<State> {
   /** The positions of the last checkpoint while the group has not taken them (a commit failed or is in flight). */
   uncommitted: CommitOffset[] | undefined;
   lastCommitAt: number;
+  /** A commit of this task waits in line: when its turn comes it sends `uncommitted`, the latest positions. */
+  commitQueued: boolean;
 }
 
 /**
@@ -684,14 +686,21 @@ export class ProcessorRuntime<State> {
   private commit(task: Task<State>, covered: CommitOffset[]): void {
     task.uncommitted = covered;
     task.lastCommitAt = Date.now();
-    this.commits = this.commits
-      .then(() => this.consumer?.commit(covered))
-      .then(
-        () => {
-          if (task.uncommitted === covered) task.uncommitted = undefined;
-        },
-        (err: unknown) => this.logger.warn({ err, task: task.id }, 'offset commit failed; made again at the next checkpoint'),
-      );
+    // Checkpoints come faster than a re-balancing group answers commits: one commit per task
+    // waits in line, and it sends the latest positions, not one commit per checkpoint.
+    if (task.commitQueued) return;
+    task.commitQueued = true;
+    this.commits = this.commits.then(async () => {
+      task.commitQueued = false;
+      const offsets = task.uncommitted;
+      if (!offsets) return;
+      try {
+        await this.consumer?.commit(offsets);
+        if (task.uncommitted === offsets) task.uncommitted = undefined;
+      } catch (err) {
+        this.logger.warn({ err, task: task.id }, 'offset commit failed; made again at the next checkpoint');
+      }
+    });
   }
 
   /** False once the task failed and was dropped for a new one from its checkpoint. */
@@ -725,6 +734,7 @@ export class ProcessorRuntime<State> {
       // ended between the save and the commit): offered once more, or the lag stays for good.
       uncommitted: usable ? covered(sources, positions, maxEventTime) : undefined,
       lastCommitAt: 0,
+      commitQueued: false,
     };
     this.tasks.set(id, task);
     return task;

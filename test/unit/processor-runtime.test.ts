@@ -80,6 +80,28 @@ function refusingCommits(log: EventLog) {
   return group;
 }
 
+/** The log with a group that holds the first commit until released, as a re-balancing group holds one; counts the commits sent. */
+function heldCommits(log: EventLog) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const group = { sent: 0, release, log };
+  group.log = new Proxy(log, {
+    get(target, prop, receiver) {
+      if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+      return (options: Parameters<EventLog['consumer']>[0]) => {
+        const consumer = target.consumer(options);
+        const commit = consumer.commit.bind(consumer);
+        consumer.commit = async (offsets) => {
+          if (++group.sent === 1) await released;
+          return commit(offsets);
+        };
+        return consumer;
+      };
+    },
+  });
+  return group;
+}
+
 /** Whether `positions` (by `topic#partition`) reach the end of every non-empty input partition. */
 async function coversEveryInput(log: EventLog, processor: Processor<unknown>, positions: Record<string, number> | undefined): Promise<boolean> {
   if (!positions) return false;
@@ -336,6 +358,27 @@ describe('processor runtime', () => {
       group.refusing = false;
       await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
       expect(group.refused).toBeGreaterThan(0);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+  });
+
+  it('sends one commit for the checkpoints saved while the group held the last, with the latest positions', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    const group = heldCommits(log);
+    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    // A checkpoint (and a commit) after every batch of 50 records: dozens while the first commit is held.
+    const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, maxBatchRecords: 50, checkpointIntervalMs: 0 });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      await waitFor(async () => coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions), 'the checkpoint to cover every input', 10_000);
+      group.release();
+      await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
+      expect(group.sent).toBe(2);
     } finally {
       await runtime.stop();
       await log.close();
