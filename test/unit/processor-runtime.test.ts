@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventLog } from '../../infra/log/port.ts';
+import type { EventLog, LogConsumer } from '../../infra/log/port.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -63,20 +63,26 @@ async function decodeAll(codec: Codec, topic: string, values: Buffer[]) {
   return Promise.all(values.map((v) => codec.decode(topic, v)));
 }
 
-/** The log with a group that refuses every commit while `refusing`, as a broker refuses those of a member it expired. */
-function refusingCommits(log: EventLog) {
-  const group = { refusing: true, refused: 0, log };
-  group.log = new Proxy(log, {
+type Commit = LogConsumer['commit'];
+
+/** The log whose consumers commit through `through(commit)`. */
+function commitsThrough(log: EventLog, through: (commit: Commit) => Commit): EventLog {
+  return new Proxy(log, {
     get(target, prop, receiver) {
       if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
       return (options: Parameters<EventLog['consumer']>[0]) => {
         const consumer = target.consumer(options);
-        const commit = consumer.commit.bind(consumer);
-        consumer.commit = (offsets) => (group.refusing && ++group.refused ? Promise.reject(new Error('the coordinator is not aware of this member')) : commit(offsets));
+        consumer.commit = through(consumer.commit.bind(consumer));
         return consumer;
       };
     },
   });
+}
+
+/** The log with a group that refuses every commit while `refusing`, as a broker refuses those of a member it expired. */
+function refusingCommits(log: EventLog) {
+  const group = { refusing: true, refused: 0, log };
+  group.log = commitsThrough(log, (commit) => (offsets) => (group.refusing && ++group.refused ? Promise.reject(new Error('the coordinator is not aware of this member')) : commit(offsets)));
   return group;
 }
 
@@ -85,19 +91,9 @@ function heldCommits(log: EventLog) {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const group = { sent: 0, release, log };
-  group.log = new Proxy(log, {
-    get(target, prop, receiver) {
-      if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-      return (options: Parameters<EventLog['consumer']>[0]) => {
-        const consumer = target.consumer(options);
-        const commit = consumer.commit.bind(consumer);
-        consumer.commit = async (offsets) => {
-          if (++group.sent === 1) await released;
-          return commit(offsets);
-        };
-        return consumer;
-      };
-    },
+  group.log = commitsThrough(log, (commit) => async (offsets) => {
+    if (++group.sent === 1) await released;
+    return commit(offsets);
   });
   return group;
 }
