@@ -34,7 +34,8 @@ export async function startMockBroker(): Promise<MockBroker> {
   await ensureKcat();
   // `cat` returns when the pipe from this process closes (stop() or our death); the trap
   // then takes kcat down with it. A new process group lets stop() signal all three at once.
-  const guard = 'kcat "$@" & k=$!; trap \'kill $k 2>/dev/null\' EXIT; cat >/dev/null';
+  // Only kcat keeps stderr open: its end says kcat is gone (see reportUnexpectedEnd).
+  const guard = 'kcat "$@" & k=$!; exec 2>/dev/null; trap \'kill $k 2>/dev/null\' EXIT; cat >/dev/null';
   const child = spawn(
     'sh',
     // -E: kcat's own consumer of the mock would otherwise end kcat, mock and all, on its first
@@ -45,13 +46,16 @@ export async function startMockBroker(): Promise<MockBroker> {
   // A mock broker has nothing to flush: its group is signalled as soon as the pipe is closed.
   const stop = peerStop(child, { onExit: 'SIGTERM', escalate: { signal: 'SIGTERM', afterMs: 0 } });
 
+  let stopping = (): void => undefined;
   try {
     const brokers = await bootstrapAddress(child);
+    stopping = reportUnexpectedEnd(child, brokers);
     await waitUntilServing(brokers);
     const resume = () => signalGroup(child, 'SIGCONT');
     // A frozen broker would not see its pipe close nor take SIGTERM.
-    return { brokers, pause: () => signalGroup(child, 'SIGSTOP'), resume, stop: () => (resume(), stop()) };
+    return { brokers, pause: () => signalGroup(child, 'SIGSTOP'), resume, stop: () => (stopping(), resume(), stop()) };
   } catch (err) {
+    stopping();
     await stop();
     throw err;
   }
@@ -68,7 +72,6 @@ function bootstrapAddress(child: ChildProcess): Promise<string> {
       if (match) {
         child.removeListener('exit', onExit);
         child.stderr?.removeListener('data', onData);
-        child.stderr?.resume();
         resolve(match[1]);
       } else if (seen.length > 64 * 1024) {
         seen = seen.slice(-1024);
@@ -80,6 +83,22 @@ function bootstrapAddress(child: ChildProcess): Promise<string> {
     child.once('exit', onExit);
     child.once('error', reject);
   });
+}
+
+/**
+ * Keeps draining kcat's stderr (so it never blocks on a full pipe) and, should kcat end while
+ * no stop was asked for (librdkafka's mock aborts on a failed assertion), writes the end of
+ * what it said to this process's stderr: the test then fails on refused connections, and this
+ * says why. Returns what stop() calls first.
+ */
+function reportUnexpectedEnd(child: ChildProcess, brokers: string): () => void {
+  let stopping = false;
+  let tail = '';
+  child.stderr?.on('data', (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000)));
+  child.stderr?.once('end', () => {
+    if (!stopping) process.stderr.write(`the kcat mock broker at ${brokers} ended by itself; the last it wrote:\n${tail}\n`);
+  });
+  return () => (stopping = true);
 }
 
 async function waitUntilServing(brokers: string): Promise<void> {
