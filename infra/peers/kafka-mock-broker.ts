@@ -87,9 +87,9 @@ function bootstrapAddress(child: ChildProcess): Promise<string> {
 
 /**
  * Keeps draining kcat's stderr (so it never blocks on a full pipe) and, should kcat end while
- * no stop was asked for (librdkafka's mock aborts on a failed assertion), writes the end of
- * what it said to this process's stderr: the test then fails on refused connections, and this
- * says why. Returns what stop() calls first.
+ * no stop was asked for, writes the end of what it said to this process's stderr: a test then
+ * fails on refused connections, and this says where they came from. Returns what stop() calls
+ * first.
  */
 function reportUnexpectedEnd(child: ChildProcess, brokers: string): () => void {
   let stopping = false;
