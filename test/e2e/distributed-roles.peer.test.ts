@@ -9,8 +9,12 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { loadConfig } from '../../infra/config.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
+import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { openStore } from '../../projections/open-store.ts';
 import { engineProgress, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
@@ -100,18 +104,23 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv(0)), roles.start(['start', '--roles', 'processors'], await processorsEnv(1))];
     const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
     const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
+    const store = await openStore(loadConfig(dist.env), pino({ level: 'silent' }));
+    const sharedCheckpoints = new StoreCheckpoints(store);
     let atKill: { committed: number; end: number };
     let holder: RoleProcess | undefined;
     try {
+      // The copy of a checkpoint to the store follows its commit (CachedCheckpoints): killed
+      // between the two, the holder would leave the standby nothing in the store to resume from.
       atKill = await waitFor(async () => {
         const progress = await engineProgress(log);
-        return progress.committed > 0 ? progress : undefined;
-      }, 'the engine to commit a checkpoint', 120_000);
+        return progress.committed > 0 && (await sharedCheckpoints.load(quantEngine.name, 0)) !== undefined ? progress : undefined;
+      }, 'the engine to commit a checkpoint and copy one to the store', 120_000);
       holder = processors.find(holdsEngine);
       expect(holder, 'one processors process holds the engine').toBeDefined();
       expect(await roles.stop(holder!, 'SIGKILL')).toBeNull();
     } finally {
       await log.close();
+      await store.close();
     }
     expect(atKill.committed, 'killed while the engine had input left').toBeLessThan(atKill.end);
     const standby = processors.find((p) => p !== holder)!;
