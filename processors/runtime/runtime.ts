@@ -44,6 +44,8 @@ const OUTPUT_CHUNK = 2_000;
 const UPSTREAM_READ_TIMEOUT_MS = 10_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
+/** A job on the tasks' queue, or an offset commit, still running after this long is logged (and again as long as it runs). */
+const LONG_RUNNING_WARN_MS = 30_000;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -154,6 +156,9 @@ export class ProcessorRuntime<State> {
   private stopping = false;
   /** Commits of checkpointed positions, one after the other, in checkpoint order. */
   private commits: Promise<void> = Promise.resolve();
+  /** When the job on the tasks' queue, and the commit in flight, began (see watchLongRunning()). */
+  private readonly busySince: { job?: number; commit?: number } = {};
+  private watchTimer: NodeJS.Timeout | undefined;
   /** Topics whose schema the codec has registered: outputs to them are encoded without waiting. */
   private readonly registered = new Set<string>();
   /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
@@ -206,6 +211,7 @@ export class ProcessorRuntime<State> {
       },
       onRevoked: () => void this.serial(async () => this.dropHandedOver()),
     });
+    this.watchTimer = setInterval(() => this.watchLongRunning(), LONG_RUNNING_WARN_MS).unref();
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
         void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
@@ -261,6 +267,7 @@ export class ProcessorRuntime<State> {
    */
   async stop(): Promise<void> {
     clearInterval(this.idleTimer);
+    clearInterval(this.watchTimer);
     this.stopping = true;
     await this.serial(async () => {
       for (const task of this.tasks.values()) {
@@ -292,9 +299,32 @@ export class ProcessorRuntime<State> {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn);
+    const next = this.queue.then(async () => {
+      this.busySince.job = Date.now();
+      try {
+        return await fn();
+      } finally {
+        this.busySince.job = undefined;
+      }
+    });
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * A stage that stands still with input left logs nothing by itself: say so when the tasks'
+   * queue, or the line of commits, has been held by one job for long, with what was held.
+   */
+  private watchLongRunning(): void {
+    const now = Date.now();
+    const { job, commit } = this.busySince;
+    const assigned = this.consumer?.assignment().length ?? 0;
+    if (job !== undefined && now - job >= LONG_RUNNING_WARN_MS) {
+      this.logger.warn({ runningMs: now - job, tasks: this.tasks.size, assigned, advancing: this.advancing, unsent: this.unsent }, 'a job on the tasks\' queue (a batch, an idle check or a task load) is taking long; every task waits behind it');
+    }
+    if (commit !== undefined && now - commit >= LONG_RUNNING_WARN_MS) {
+      this.logger.warn({ runningMs: now - commit, assigned }, 'an offset commit is taking long; later commits wait behind it');
+    }
   }
 
   private async accept(topic: string, partition: number, records: LogRecord[]): Promise<void> {
@@ -694,11 +724,14 @@ export class ProcessorRuntime<State> {
       task.commitQueued = false;
       const offsets = task.uncommitted;
       if (!offsets) return;
+      this.busySince.commit = Date.now();
       try {
         await this.consumer?.commit(offsets);
         if (task.uncommitted === offsets) task.uncommitted = undefined;
       } catch (err) {
         this.logger.warn({ err, task: task.id }, 'offset commit failed; made again at the next checkpoint');
+      } finally {
+        this.busySince.commit = undefined;
       }
     });
   }
