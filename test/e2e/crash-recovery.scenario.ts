@@ -149,7 +149,8 @@ function startRole(world: World, roles: 'processors' | 'projections' | 'api', na
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
+  // Without the catch-up progress lines, which would fill the tail a failure shows.
+  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString().replace(/^catching up .*\n?/gm, '')).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const role = { name, child, exited, stderr: () => err };
   started.add(role);
