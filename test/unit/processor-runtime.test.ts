@@ -338,47 +338,51 @@ describe('processor runtime', () => {
     const noBacklog = await checkpointAfterCatchingUp(1_000_000);
     expect(noBacklog.saved).toBeUndefined();
   });
-  it('makes a failed offset commit again once the task has nothing new to save', async () => {
+  /**
+   * Runs the fixture's single task over the dir's input with its commits going through the
+   * `fake` group until the task's checkpoint covers every input, then lets `go` change the
+   * group, waits for the group to commit the end of every input and, before the runtime stops
+   * (its stop commits again), lets `check` look at the group.
+   */
+  async function commitEveryInputThrough<G extends { log: EventLog }>(fake: (log: EventLog) => G, tuning: { maxBatchRecords?: number; checkpointIntervalMs: number }, go: (group: G) => void, check: (group: G) => void): Promise<void> {
     const dir = await newDir();
     const { log, codec } = await openEmbedded(dir);
     const processor = orderSensitiveProcessor('order-sensitive', 'single');
-    // The group refuses every commit until the task has saved its last checkpoint, as a broker
-    // back from an outage refuses those of a member it expired meanwhile.
-    const group = refusingCommits(log);
+    const group = fake(log);
     const checkpoints = new FileCheckpoints(join(dir, 'state'));
-    const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, ...tuning });
     void runtime.start();
     try {
       await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
       await waitFor(async () => coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions), 'the checkpoint to cover every input', 10_000);
-      group.refusing = false;
+      go(group);
       await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
-      expect(group.refused).toBeGreaterThan(0);
+      check(group);
     } finally {
       await runtime.stop();
       await log.close();
     }
+  }
+
+  it('makes a failed offset commit again once the task has nothing new to save', async () => {
+    // The group refuses every commit until the task has saved its last checkpoint, as a broker
+    // back from an outage refuses those of a member it expired meanwhile.
+    await commitEveryInputThrough(
+      refusingCommits,
+      { checkpointIntervalMs: 50 },
+      (group) => (group.refusing = false),
+      (group) => expect(group.refused).toBeGreaterThan(0),
+    );
   });
 
   it('sends one commit for the checkpoints saved while the group held the last, with the latest positions', async () => {
-    const dir = await newDir();
-    const { log, codec } = await openEmbedded(dir);
-    const processor = orderSensitiveProcessor('order-sensitive', 'single');
-    const group = heldCommits(log);
-    const checkpoints = new FileCheckpoints(join(dir, 'state'));
     // A checkpoint (and a commit) after every batch of 50 records: dozens while the first commit is held.
-    const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, maxBatchRecords: 50, checkpointIntervalMs: 0 });
-    void runtime.start();
-    try {
-      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-      await waitFor(async () => coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions), 'the checkpoint to cover every input', 10_000);
-      group.release();
-      await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
-      expect(group.sent).toBe(2);
-    } finally {
-      await runtime.stop();
-      await log.close();
-    }
+    await commitEveryInputThrough(
+      heldCommits,
+      { maxBatchRecords: 50, checkpointIntervalMs: 0 },
+      (group) => group.release(),
+      (group) => expect(group.sent).toBe(2),
+    );
   });
 
   it('commits the checkpoint a task resumes from when the group never took it', async () => {
