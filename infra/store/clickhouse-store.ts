@@ -116,7 +116,7 @@ export class ClickHouseStore<T extends TableRegistry> implements AnalyticalStore
           assertUnchanged(migration, done.checksum);
           continue;
         }
-        for (const statement of migration.statements) await this.command(statement);
+        for (const statement of migration.statements) await this.migrationStatement(statement);
         await this.command(
           sql`INSERT INTO schema_migrations VALUES (${migration.version}, ${migration.name}, ${migration.checksum}, ${Date.now()})`.render(
             'clickhouse',
@@ -228,6 +228,22 @@ export class ClickHouseStore<T extends TableRegistry> implements AnalyticalStore
     }
   }
 
+  /**
+   * Runs one statement of a migration. ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS, so
+   * an ADD COLUMN whose column is there already counts as done: another process migrating
+   * the same database at the same moment (every role migrates at start), or a run that
+   * stopped after the statement and before recording its migration, added it. A column of
+   * another type is refused by verifySchema() after the migrations.
+   */
+  private async migrationStatement(text: string): Promise<void> {
+    try {
+      await this.command(text);
+    } catch (err) {
+      if (ADD_COLUMN.test(text) && err instanceof StoreError && COLUMN_EXISTS.test(err.message)) return;
+      throw err;
+    }
+  }
+
   private async select(text: string): Promise<Record<string, unknown>[]> {
     try {
       const result = await this.client.query({ query: text, format: 'JSONEachRow', clickhouse_settings: READ_SETTINGS });
@@ -298,6 +314,10 @@ function toResult(value: unknown, type: string, column: string, asBool: boolean)
 function unwrap(type: string, wrapper: string): string {
   return type.startsWith(`${wrapper}(`) && type.endsWith(')') ? type.slice(wrapper.length + 1, -1) : type;
 }
+
+const ADD_COLUMN = /^\s*ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s/i;
+/** The server's answer to adding a column the table has (code 44 on 18.16, 15 on later servers, in the same words). */
+const COLUMN_EXISTS = /Cannot add column \S+: column with this name already exists/i;
 
 function wrap(err: unknown): StoreError {
   if (err instanceof StoreError) return err;

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseStore } from '../../infra/store/clickhouse-store.ts';
@@ -27,9 +31,13 @@ function serverUrl(): string {
   return server.url;
 }
 
+async function runOnServer(statement: string): Promise<void> {
+  const response = await fetch(serverUrl(), { method: 'POST', body: statement });
+  if (!response.ok) throw new Error(`${statement} failed: ${await response.text()}`);
+}
+
 async function dropDatabase(database: string): Promise<void> {
-  const response = await fetch(serverUrl(), { method: 'POST', body: `DROP DATABASE IF EXISTS "${database}"` });
-  if (!response.ok) throw new Error(`DROP DATABASE ${database} failed: ${await response.text()}`);
+  await runOnServer(`DROP DATABASE IF EXISTS "${database}"`);
 }
 
 // Each store gets its own database on the one server, so tests cannot see each other's rows.
@@ -53,6 +61,55 @@ const storeInOwnDatabase: StoreFactory = async (tables, dir) => {
 
 describeStoreContract('clickhouse', storeInOwnDatabase);
 describeCheckpointContract('clickhouse', storeInOwnDatabase);
+
+describe('ClickHouse migrations run by several processes', () => {
+  const databases: string[] = [];
+  const storeOn = (database: string, dir = migrationsDir('clickhouse')) =>
+    new ClickHouseStore({ url: serverUrl(), database, tables: PROJECTION_TABLES, migrationsDir: dir, logger });
+  const newDatabase = (): string => {
+    databases.push(`migrate_${randomUUID().replaceAll('-', '').slice(0, 16)}`);
+    return databases.at(-1)!;
+  };
+
+  afterAll(async () => {
+    for (const database of databases) await dropDatabase(database);
+  });
+
+  it('lets two stores migrate a new database at the same moment, as roles starting together do', async () => {
+    const shipped = readdirSync(migrationsDir('clickhouse')).filter((f) => f.endsWith('.sql')).length;
+    for (let round = 0; round < 3; round++) {
+      const database = newDatabase();
+      const [a, b] = [storeOn(database), storeOn(database)];
+      try {
+        const results = await Promise.all([a.migrate(), b.migrate()]);
+        // Each migration is applied by at least one of them, and recorded once.
+        expect(new Set(results.flatMap((r) => r.applied)).size).toBe(shipped);
+        expect(await a.appliedMigrations()).toHaveLength(shipped);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    }
+  });
+
+  it('takes an ADD COLUMN whose column is there, added by a run that stopped before recording it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-migrations-'));
+    const database = newDatabase();
+    const store = new ClickHouseStore({ url: serverUrl(), database, tables: {}, migrationsDir: dir, logger });
+    try {
+      await writeFile(join(dir, '0001_first.sql'), 'CREATE TABLE IF NOT EXISTS notes (id String) ENGINE = MergeTree ORDER BY id;\n');
+      expect((await store.migrate()).applied).toEqual(['0001_first']);
+      await runOnServer(`ALTER TABLE "${database}".notes ADD COLUMN body Nullable(String)`);
+      await writeFile(join(dir, '0002_body.sql'), 'ALTER TABLE notes ADD COLUMN body Nullable(String);\n');
+      expect((await store.migrate()).applied).toEqual(['0002_body']);
+      // Any other failure of the statement still stops the migration.
+      await writeFile(join(dir, '0003_broken.sql'), 'ALTER TABLE missing_table ADD COLUMN body Nullable(String);\n');
+      expect(await store.migrate().catch((e: unknown) => e)).toMatchObject({ code: 'STORE_QUERY_FAILED' });
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('ClickHouseStore without a server', () => {
   it('reports an unreachable server as a retryable STORE_UNAVAILABLE and pings false', async () => {
