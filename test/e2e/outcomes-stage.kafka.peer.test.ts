@@ -50,8 +50,8 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
   let reference: string[];
   let local: Awaited<ReturnType<typeof openEmbedded>>;
 
-  const kafkaLog = (clientId: string) => {
-    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId, idempotent: false, logger: pino({ level: 'silent' }), sessionTimeoutMs: 6_000 });
+  const kafkaLog = (clientId: string, on: MockBroker = broker) => {
+    const log = new KafkaEventLog({ brokers: [on.brokers], clientId, idempotent: false, logger: pino({ level: 'silent' }), sessionTimeoutMs: 6_000 });
     logs.push(log);
     return log;
   };
@@ -122,5 +122,41 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
     expect(second.stats.processed).toBeLessThan(stageInput);
     expect(reference.length).toBeGreaterThan(1_000);
     expect(await outcomes(log, codec)).toEqual(reference);
+  }, 600_000);
+  it('writes the records one runtime writes over three members at once, each holding whole tasks', async () => {
+    // Three members and four partitions: kafkajs's round robin over topic-partitions gave a
+    // task's inputs to different members, and every such task waited for good.
+    const own = await startMockBroker();
+    const logsBefore = logs.length;
+    const dir = await mkdtemp(join(tmpdir(), 'tqa-outcomes-three-'));
+    dirs.push(dir);
+    try {
+      const log = kafkaLog('outcomes-three', own);
+      await log.ensureTopics(CATALOGUE);
+      const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
+      await codec.registerTopics(CATALOGUE.map((t) => t.name));
+      for (const topic of quantEngine.inputs) {
+        const records = await readTopic(local.log, topic);
+        const values = await Promise.all(records.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
+        if (values.length > 0) await log.append(topic, values);
+      }
+      const runtime = (processor: Processor<unknown>, clientId: string) =>
+        new ProcessorRuntime<unknown>({ processor, log: kafkaLog(clientId, own), codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, checkpointIntervalMs: 100 });
+      const engine = runtime(quantEngine, 'engine');
+      const members = [1, 2, 3].map((n) => runtime(outcomesStage, `stage-${n}`));
+      void engine.start();
+      for (const member of members) void member.start();
+      const ticks = (await log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
+      await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
+      await waitFor(async () => (await committed(log, TOPICS.market.name)) >= ticks, 'the members to commit the whole input', 180_000);
+      await Promise.all([engine.stop(), ...members.map((m) => m.stop())]);
+
+      // Each member took part (four partitions over three), and together they wrote the reference.
+      for (const member of members) expect(member.stats.processed).toBeGreaterThan(0);
+      expect(await outcomes(log, codec)).toEqual(reference);
+    } finally {
+      for (const log of logs.splice(logsBefore)) await log.close();
+      await own.stop();
+    }
   }, 600_000);
 });

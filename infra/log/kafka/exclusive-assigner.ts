@@ -1,10 +1,9 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { AssignerProtocol, type PartitionAssigner } from 'kafkajs';
+import { letFollowersSyncFirst } from './leader-syncs-last.ts';
 
 const NAME = 'TqaExclusiveAssigner';
 const VERSION = 1;
 const HOLDER = Buffer.from('holder');
-const FOLLOWERS_SYNC_FIRST_MS = 500;
 
 /**
  * A partition assigner that gives every partition of the group's topics to one member; the
@@ -21,10 +20,7 @@ export function exclusiveAssigner(holds: () => boolean): PartitionAssigner {
     name: NAME,
     version: VERSION,
     async assign({ members, topics }) {
-      // The leader syncs last: librdkafka's mock broker answers a follower's SyncGroup that
-      // arrives after the leader's with INVALID_REQUEST, and the follower's rejoin starts
-      // another re-balance, round after round. Kafka waits for the leader's either way.
-      if (members.length > 1) await delay(FOLLOWERS_SYNC_FIRST_MS);
+      await letFollowersSyncFirst(members.length);
       const holder = members
         .filter((m) => AssignerProtocol.MemberMetadata.decode(m.memberMetadata)?.userData.equals(HOLDER))
         .map((m) => m.memberId)

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../logging.ts';
 import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
+import { copartitionedAssigner } from './copartitioned-assigner.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
 import { toLogRecord } from './kafka-records.ts';
 
@@ -175,7 +176,9 @@ export class KafkaLogConsumer implements LogConsumer {
       // stop() cannot reach it (see stop()) and keeps a client that may be broken (see
       // SharedClient): the CRASH listener below joins with a new member instead.
       retry: { restartOnFailure: async () => false },
-      ...(this.options.exclusive && { partitionAssigners: [exclusiveAssigner(() => this.assigned.length > 0)] }),
+      partitionAssigners: [
+        this.options.exclusive ? exclusiveAssigner(() => this.assigned.length > 0) : copartitionedAssigner(() => this.assigned.map((a) => a.partition)),
+      ],
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
