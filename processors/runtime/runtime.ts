@@ -465,6 +465,11 @@ export class ProcessorRuntime<State> {
     return task.sources.some((source) => isHeld(held, source));
   }
 
+  private holdsAll(task: Task<State>): boolean {
+    const held = this.consumer?.assignment() ?? [];
+    return task.sources.every((source) => isHeld(held, source));
+  }
+
   /**
    * Index in task.sources of the input whose head record comes next in event time, or -1
    * while an input with no fetched record may still hold an earlier one. Per record, so it
@@ -725,9 +730,11 @@ export class ProcessorRuntime<State> {
       const offsets = task.uncommitted;
       if (!offsets) return;
       this.busySince.commit = Date.now();
+      // The group commits only the partitions this member holds: the rest stay to commit.
+      const wholly = this.holdsAll(task);
       try {
         await this.consumer?.commit(offsets);
-        if (task.uncommitted === offsets) task.uncommitted = undefined;
+        if (wholly && task.uncommitted === offsets) task.uncommitted = undefined;
       } catch (err) {
         this.logger.warn({ err, task: task.id }, 'offset commit failed; made again at the next checkpoint');
       } finally {

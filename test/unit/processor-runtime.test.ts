@@ -98,6 +98,33 @@ function heldCommits(log: EventLog) {
   return group;
 }
 
+/**
+ * The log with a group in which this member holds every input partition but 1 until `whole`,
+ * as a task split between members held part of its inputs, and commits only what it holds, as
+ * the Kafka consumer does; counts the commits that left some out.
+ */
+function partlyHeld(log: EventLog) {
+  const group = { whole: false, partial: 0, log };
+  const isHeld = (p: { partition: number }) => group.whole || p.partition !== 1;
+  group.log = new Proxy(log, {
+    get(target, prop, receiver) {
+      if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+      return (options: Parameters<EventLog['consumer']>[0]) => {
+        const consumer = target.consumer(options);
+        const assignment = consumer.assignment.bind(consumer);
+        const commit = consumer.commit.bind(consumer);
+        consumer.assignment = () => assignment().filter(isHeld);
+        consumer.commit = (offsets) => {
+          if (!offsets.every(isHeld)) group.partial++;
+          return commit(offsets.filter(isHeld));
+        };
+        return consumer;
+      };
+    },
+  });
+  return group;
+}
+
 /** Whether `positions` (by `topic#partition`) reach the end of every non-empty input partition. */
 async function coversEveryInput(log: EventLog, processor: Processor<unknown>, positions: Record<string, number> | undefined): Promise<boolean> {
   if (!positions) return false;
@@ -382,6 +409,15 @@ describe('processor runtime', () => {
       { maxBatchRecords: 50, checkpointIntervalMs: 0 },
       (group) => group.release(),
       (group) => expect(group.sent).toBe(2),
+    );
+  });
+
+  it('commits the partitions it did not hold once it holds them, though the task has nothing new to save', async () => {
+    await commitEveryInputThrough(
+      partlyHeld,
+      { checkpointIntervalMs: 50 },
+      (group) => (group.whole = true),
+      (group) => expect(group.partial).toBeGreaterThan(0),
     );
   });
 
