@@ -31,10 +31,7 @@ export function copartitionedAssigner(held: () => number[]): PartitionAssigner {
           return { memberId, topics: metadata?.topics ?? topics, held: decodeHeld(metadata?.userData) };
         })
         .sort((a, b) => (a.memberId < b.memberId ? -1 : 1));
-      const owners = spread(
-        numbers,
-        subscribers.map((s) => s.held),
-      );
+      const owners = spread(numbers, subscribers.map((s) => s.held));
       return subscribers.map(({ memberId, topics: subscribed }, index) => {
         const assignment: Record<string, number[]> = {};
         for (const topic of subscribed) {
