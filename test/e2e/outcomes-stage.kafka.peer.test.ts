@@ -22,12 +22,13 @@ import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
- * The outcomes stage's tasks over two members of its consumer group on the Kafka mock broker,
+ * The outcomes stage's tasks over members of its consumer group on the Kafka mock broker,
  * joined to the engine by its commits. The input comes in two halves by event time: over the
  * first, a second member joins and the first leaves, handing its partitions over; the second
  * half is appended and the engine and the second member go on. The records equal those of one
  * task per partition in one runtime on the file log (repeats of a handover carry the same
- * record, so they are compared as distinct records).
+ * record, so they are compared as distinct records). Then three members at once, on a broker
+ * of their own: the partitions do not split evenly between them, yet each holds whole tasks.
  */
 
 const WORLD = { seed: 808, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 12, authors: 100 };
@@ -42,7 +43,7 @@ async function committed(log: EventLog, topic: string): Promise<number> {
   return (await log.committedOffsets(outcomesStage.name, topic)).reduce((sum, c) => sum + c.offset, 0);
 }
 
-describe('the outcomes stage over two members of its group on the Kafka mock broker', () => {
+describe('the outcomes stage over members of its group on the Kafka mock broker', () => {
   let broker: MockBroker;
   let registry: SchemaRegistryServer;
   const dirs: string[] = [];
@@ -123,6 +124,7 @@ describe('the outcomes stage over two members of its group on the Kafka mock bro
     expect(reference.length).toBeGreaterThan(1_000);
     expect(await outcomes(log, codec)).toEqual(reference);
   }, 600_000);
+
   it('writes the records one runtime writes over three members at once, each holding whole tasks', async () => {
     // Three members and four partitions: kafkajs's round robin over topic-partitions gave a
     // task's inputs to different members, and every such task waited for good.
