@@ -36,6 +36,8 @@ export interface RuntimeOptions<State> {
    * log, where runtimes on several threads split them (ConsumerOptions.share). Default: all.
    */
   share?: PartitionShare;
+  /** How often the runtime looks for work held up for long (a job, a commit, an input that fetches nothing), and warns. */
+  watchMs?: number;
 }
 
 /** Outputs a task gathers before handing them to the log, once its previous ones are durable. */
@@ -44,8 +46,8 @@ const OUTPUT_CHUNK = 2_000;
 const UPSTREAM_READ_TIMEOUT_MS = 10_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
-/** A job on the tasks' queue, or an offset commit, still running after this long is logged (and again as long as it runs). */
-const LONG_RUNNING_WARN_MS = 30_000;
+/** Default of RuntimeOptions.watchMs: a job, a commit or a stalled input held up this long is logged, and again as long as it is. */
+const WATCH_MS = 30_000;
 
 /** Fetched records of one input of a task, not yet processed, in offset order. */
 class InputQueue {
@@ -91,6 +93,18 @@ interface UpstreamProgress {
 interface EncodedOutput extends OutgoingRecord {
   topic: string;
   value: Buffer;
+}
+
+/** An input a task waits on that fetched nothing for a while (see watchLongRunning()). */
+interface StalledInput {
+  task: number;
+  topic: string;
+  partition: number;
+  /** Next offset expected from the consumer, and the partition's end offset as last read. */
+  fetched: number;
+  end: number;
+  /** Whether this member holds the partition; false: another member does, and the task here waits in vain. */
+  held: boolean;
 }
 
 /** One input partition of a task, named `<topic>#<partition>`. */
@@ -159,6 +173,8 @@ export class ProcessorRuntime<State> {
   /** When the job on the tasks' queue, and the commit in flight, began (see watchLongRunning()). */
   private readonly busySince: { job?: number; commit?: number } = {};
   private watchTimer: NodeJS.Timeout | undefined;
+  /** Per task and input, where its fetching stood at the last watch (see stalledInputs()). */
+  private fetchedAtLastWatch = new Map<string, number>();
   /** Topics whose schema the codec has registered: outputs to them are encoded without waiting. */
   private readonly registered = new Set<string>();
   /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
@@ -211,7 +227,7 @@ export class ProcessorRuntime<State> {
       },
       onRevoked: () => void this.serial(async () => this.dropHandedOver()),
     });
-    this.watchTimer = setInterval(() => this.watchLongRunning(), LONG_RUNNING_WARN_MS).unref();
+    this.watchTimer = setInterval(() => this.watchLongRunning(), this.options.watchMs ?? WATCH_MS).unref();
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
         void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
@@ -313,18 +329,46 @@ export class ProcessorRuntime<State> {
 
   /**
    * A stage that stands still with input left logs nothing by itself: say so when the tasks'
-   * queue, or the line of commits, has been held by one job for long, with what was held.
+   * queue, or the line of commits, has been held by one job for long, or a task's input has
+   * records left in the log and none came since the last look, with what was held.
    */
   private watchLongRunning(): void {
     const now = Date.now();
+    const watchMs = this.options.watchMs ?? WATCH_MS;
     const { job, commit } = this.busySince;
     const assigned = this.consumer?.assignment().length ?? 0;
-    if (job !== undefined && now - job >= LONG_RUNNING_WARN_MS) {
+    if (job !== undefined && now - job >= watchMs) {
       this.logger.warn({ runningMs: now - job, tasks: this.tasks.size, assigned, advancing: this.advancing, unsent: this.unsent }, 'a job on the tasks\' queue (a batch, an idle check or a task load) is taking long; every task waits behind it');
     }
-    if (commit !== undefined && now - commit >= LONG_RUNNING_WARN_MS) {
+    if (commit !== undefined && now - commit >= watchMs) {
       this.logger.warn({ runningMs: now - commit, assigned }, 'an offset commit is taking long; later commits wait behind it');
     }
+    const stalled = this.stalledInputs();
+    if (stalled.length > 0) {
+      this.logger.warn({ inputs: stalled, assigned }, 'inputs with records left in the log fetched nothing since the last look, and their tasks wait on them (held: false means another member of the group holds the partition)');
+    }
+  }
+
+  /**
+   * The inputs of the current tasks that have nothing fetched left to process, records left by
+   * the end offsets last read, and the same fetch position as at the last look.
+   */
+  private stalledInputs(): StalledInput[] {
+    const stalled: StalledInput[] = [];
+    const held = this.consumer?.assignment() ?? [];
+    const fetchedThen = this.fetchedAtLastWatch;
+    this.fetchedAtLastWatch = new Map();
+    for (const task of this.tasks.values()) {
+      task.sources.forEach((source, i) => {
+        const { fetched, size } = task.inputs[i];
+        const key = `${task.id} ${source.id}`;
+        this.fetchedAtLastWatch.set(key, fetched);
+        const end = this.gated.has(source.topic) ? this.upstream.ends.get(source.topic)?.[source.partition] : this.endOffsets.get(source.topic)?.ends[source.partition];
+        if (size > 0 || end === undefined || end <= fetched || fetchedThen.get(key) !== fetched) return;
+        stalled.push({ task: task.id, topic: source.topic, partition: source.partition, fetched, end, held: isHeld(held, source) });
+      });
+    }
+    return stalled;
   }
 
   private async accept(topic: string, partition: number, records: LogRecord[]): Promise<void> {

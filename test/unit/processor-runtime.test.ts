@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog, LogConsumer } from '../../infra/log/port.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
@@ -419,6 +420,40 @@ describe('processor runtime', () => {
       (group) => (group.whole = true),
       (group) => expect(group.partial).toBeGreaterThan(0),
     );
+  });
+
+  it('warns of the inputs that have records left and fetch nothing, naming them', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    // The consumer never hands partition 1's batches over, as a fetch that stopped for one partition.
+    const withholding = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
+        return (options: Parameters<EventLog['consumer']>[0]) => {
+          const consumer = target.consumer(options);
+          const run = consumer.run.bind(consumer);
+          consumer.run = (handler) => run((batch, ctx) => (batch.partition === 1 ? Promise.resolve() : handler(batch, ctx)));
+          return consumer;
+        };
+      },
+    });
+    const logged: { inputs?: { topic: string; partition: number; fetched: number; end: number; held: boolean }[] }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line) as (typeof logged)[number]) });
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    const runtime = new ProcessorRuntime({ processor, log: withholding, codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger, watchMs: 100 });
+    void runtime.start();
+    try {
+      const { inputs } = await waitFor(async () => logged.find((entry) => entry.inputs), 'the warning', 10_000);
+      const ends = new Map<string, number>();
+      for (const topic of processor.inputs) for (const e of await log.endOffsets(topic)) ends.set(`${topic}#${e.partition}`, e.offset);
+      // Inputs' partition 1 only (those whose ends the merge has read): the others were handed over and processed.
+      expect(inputs!.length).toBeGreaterThan(0);
+      for (const input of inputs!) expect(input).toMatchObject({ partition: 1, fetched: 0, end: ends.get(`${input.topic}#1`), held: true });
+      expect(inputs!.every((i) => i.end > 0)).toBe(true);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
   });
 
   it('commits the checkpoint a task resumes from when the group never took it', async () => {
