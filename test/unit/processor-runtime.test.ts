@@ -66,18 +66,25 @@ async function decodeAll(codec: Codec, topic: string, values: Buffer[]) {
 
 type Commit = LogConsumer['commit'];
 
-/** The log whose consumers commit through `through(commit)`. */
-function commitsThrough(log: EventLog, through: (commit: Commit) => Commit): EventLog {
+type ConsumerOptions = Parameters<EventLog['consumer']>[0];
+
+/** The log whose every new consumer `adapt` changes (as a broker or a group would behave) before the runtime gets it. */
+function adaptingConsumers(log: EventLog, adapt: (consumer: LogConsumer, options: ConsumerOptions) => void): EventLog {
   return new Proxy(log, {
     get(target, prop, receiver) {
       if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-      return (options: Parameters<EventLog['consumer']>[0]) => {
+      return (options: ConsumerOptions) => {
         const consumer = target.consumer(options);
-        consumer.commit = through(consumer.commit.bind(consumer));
+        adapt(consumer, options);
         return consumer;
       };
     },
   });
+}
+
+/** The log whose consumers commit through `through(commit)`. */
+function commitsThrough(log: EventLog, through: (commit: Commit) => Commit): EventLog {
+  return adaptingConsumers(log, (consumer) => (consumer.commit = through(consumer.commit.bind(consumer))));
 }
 
 /** The log with a group that refuses every commit while `refusing`, as a broker refuses those of a member it expired. */
@@ -107,21 +114,14 @@ function heldCommits(log: EventLog) {
 function partlyHeld(log: EventLog) {
   const group = { whole: false, partial: 0, log };
   const isHeld = (p: { partition: number }) => group.whole || p.partition !== 1;
-  group.log = new Proxy(log, {
-    get(target, prop, receiver) {
-      if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-      return (options: Parameters<EventLog['consumer']>[0]) => {
-        const consumer = target.consumer(options);
-        const assignment = consumer.assignment.bind(consumer);
-        const commit = consumer.commit.bind(consumer);
-        consumer.assignment = () => assignment().filter(isHeld);
-        consumer.commit = (offsets) => {
-          if (!offsets.every(isHeld)) group.partial++;
-          return commit(offsets.filter(isHeld));
-        };
-        return consumer;
-      };
-    },
+  group.log = adaptingConsumers(log, (consumer) => {
+    const assignment = consumer.assignment.bind(consumer);
+    const commit = consumer.commit.bind(consumer);
+    consumer.assignment = () => assignment().filter(isHeld);
+    consumer.commit = (offsets) => {
+      if (!offsets.every(isHeld)) group.partial++;
+      return commit(offsets.filter(isHeld));
+    };
   });
   return group;
 }
@@ -265,21 +265,14 @@ describe('processor runtime', () => {
     // as a batch fetched before a seek does when a rejoin lets it through after the seek.
     let cut = 0;
     const late = (log: EventLog) =>
-      new Proxy(log, {
-        get(target, prop, receiver) {
-          if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-          return (options: Parameters<EventLog['consumer']>[0]) => {
-            const consumer = target.consumer(options);
-            const run = consumer.run.bind(consumer);
-            consumer.run = (handler) =>
-              run((batch, ctx) => {
-                const cutting = batch.topic === 'ingest.posts' && batch.partition === 0 && batch.records.length > 10 && cut < 2;
-                if (cutting) cut++;
-                return handler(cutting ? { ...batch, records: batch.records.slice(10) } : batch, ctx);
-              });
-            return consumer;
-          };
-        },
+      adaptingConsumers(log, (consumer) => {
+        const run = consumer.run.bind(consumer);
+        consumer.run = (handler) =>
+          run((batch, ctx) => {
+            const cutting = batch.topic === 'ingest.posts' && batch.partition === 0 && batch.records.length > 10 && cut < 2;
+            if (cutting) cut++;
+            return handler(cutting ? { ...batch, records: batch.records.slice(10) } : batch, ctx);
+          });
       });
     await runToEnd(dir, 100, 'partition', { through: late });
     expect(cut).toBe(2);
@@ -291,22 +284,15 @@ describe('processor runtime', () => {
     const { log, codec } = await openEmbedded(dir);
     // The file log has no re-balances: this one takes every partition from the member.
     let handOver: (() => void) | undefined;
-    const rebalancing = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-        return (options: Parameters<EventLog['consumer']>[0]) => {
-          const consumer = target.consumer(options);
-          const assignment = consumer.assignment.bind(consumer);
-          let held = true;
-          consumer.assignment = () => (held ? assignment() : []);
-          handOver = () => {
-            const revoked = assignment();
-            held = false;
-            options.onRevoked?.(revoked);
-          };
-          return consumer;
-        };
-      },
+    const rebalancing = adaptingConsumers(log, (consumer, options) => {
+      const assignment = consumer.assignment.bind(consumer);
+      let held = true;
+      consumer.assignment = () => (held ? assignment() : []);
+      handOver = () => {
+        const revoked = assignment();
+        held = false;
+        options.onRevoked?.(revoked);
+      };
     });
     const files = new FileCheckpoints(join(dir, 'state'));
     let saves = 0;
@@ -426,16 +412,9 @@ describe('processor runtime', () => {
     const dir = await newDir();
     const { log, codec } = await openEmbedded(dir);
     // The consumer never hands partition 1's batches over, as a fetch that stopped for one partition.
-    const withholding = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'consumer') return Reflect.get(target, prop, receiver) as unknown;
-        return (options: Parameters<EventLog['consumer']>[0]) => {
-          const consumer = target.consumer(options);
-          const run = consumer.run.bind(consumer);
-          consumer.run = (handler) => run((batch, ctx) => (batch.partition === 1 ? Promise.resolve() : handler(batch, ctx)));
-          return consumer;
-        };
-      },
+    const withholding = adaptingConsumers(log, (consumer) => {
+      const run = consumer.run.bind(consumer);
+      consumer.run = (handler) => run((batch, ctx) => (batch.partition === 1 ? Promise.resolve() : handler(batch, ctx)));
     });
     const logged: { inputs?: { topic: string; partition: number; fetched: number; end: number; held: boolean }[] }[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line) as (typeof logged)[number]) });
