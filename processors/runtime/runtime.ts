@@ -158,6 +158,8 @@ export class ProcessorRuntime<State> {
   private readonly processor: Processor<State>;
   /** How often idle tasks look for input, and how old end offsets may be to say an input is at its end. */
   private readonly idleCheckMs: number;
+  /** How often the watch looks for work held up for long (RuntimeOptions.watchMs). */
+  private readonly watchMs: number;
   private readonly tasks = new Map<number, Task<State>>();
   private consumer: LogConsumer | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -200,6 +202,7 @@ export class ProcessorRuntime<State> {
   constructor(private readonly options: RuntimeOptions<State>) {
     this.processor = options.processor;
     this.idleCheckMs = options.idleCheckMs ?? 100;
+    this.watchMs = options.watchMs ?? WATCH_MS;
     this.logger = options.logger.child({ processor: options.processor.name });
     const upstreamOutputs = new Set(this.processor.upstream?.outputs);
     this.gated = new Set(this.processor.inputs.filter((topic) => upstreamOutputs.has(topic)));
@@ -227,7 +230,7 @@ export class ProcessorRuntime<State> {
       },
       onRevoked: () => void this.serial(async () => this.dropHandedOver()),
     });
-    this.watchTimer = setInterval(() => this.watchLongRunning(), this.options.watchMs ?? WATCH_MS).unref();
+    this.watchTimer = setInterval(() => this.watchLongRunning(), this.watchMs).unref();
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
         void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
@@ -334,13 +337,12 @@ export class ProcessorRuntime<State> {
    */
   private watchLongRunning(): void {
     const now = Date.now();
-    const watchMs = this.options.watchMs ?? WATCH_MS;
     const { job, commit } = this.busySince;
     const assigned = this.consumer?.assignment().length ?? 0;
-    if (job !== undefined && now - job >= watchMs) {
+    if (job !== undefined && now - job >= this.watchMs) {
       this.logger.warn({ runningMs: now - job, tasks: this.tasks.size, assigned, advancing: this.advancing, unsent: this.unsent }, 'a job on the tasks\' queue (a batch, an idle check or a task load) is taking long; every task waits behind it');
     }
-    if (commit !== undefined && now - commit >= watchMs) {
+    if (commit !== undefined && now - commit >= this.watchMs) {
       this.logger.warn({ runningMs: now - commit, assigned }, 'an offset commit is taking long; later commits wait behind it');
     }
     const stalled = this.stalledInputs();
@@ -363,7 +365,7 @@ export class ProcessorRuntime<State> {
         const { fetched, size } = task.inputs[i];
         const key = `${task.id} ${source.id}`;
         this.fetchedAtLastWatch.set(key, fetched);
-        const end = this.gated.has(source.topic) ? this.upstream.ends.get(source.topic)?.[source.partition] : this.endOffsets.get(source.topic)?.ends[source.partition];
+        const end = this.lastReadEnds(source.topic)?.[source.partition];
         if (size > 0 || end === undefined || end <= fetched || fetchedThen.get(key) !== fetched) return;
         stalled.push({ task: task.id, topic: source.topic, partition: source.partition, fetched, end, held: isHeld(held, source) });
       });
@@ -455,7 +457,7 @@ export class ProcessorRuntime<State> {
     let behind = 0;
     let unknown = false;
     for (const { id, topic, partition } of task.sources) {
-      const ends = this.gated.has(topic) ? this.upstream.ends.get(topic) : this.endOffsets.get(topic)?.ends;
+      const ends = this.lastReadEnds(topic);
       if (ends) behind += Math.max(0, ends[partition] - task.positions[id]);
       else unknown = true;
     }
@@ -463,6 +465,11 @@ export class ProcessorRuntime<State> {
     if (behind > 0 || unknown || !task.inBacklog) return false;
     task.inBacklog = false;
     return task.dirty;
+  }
+
+  /** A topic's end offsets by partition as last read: for an upstream's topic, those read with its progress. */
+  private lastReadEnds(topic: string): number[] | undefined {
+    return this.gated.has(topic) ? this.upstream.ends.get(topic) : this.endOffsets.get(topic)?.ends;
   }
 
   /**

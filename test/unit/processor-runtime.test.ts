@@ -428,7 +428,6 @@ describe('processor runtime', () => {
       // Inputs' partition 1 only (those whose ends the merge has read): the others were handed over and processed.
       expect(inputs!.length).toBeGreaterThan(0);
       for (const input of inputs!) expect(input).toMatchObject({ partition: 1, fetched: 0, end: ends.get(`${input.topic}#1`), held: true });
-      expect(inputs!.every((i) => i.end > 0)).toBe(true);
     } finally {
       await runtime.stop();
       await log.close();
