@@ -7,6 +7,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import { RECORD_TYPES, type DeadLetter } from '../../schemas/records.ts';
 import type { CheckpointStore } from './checkpoints/port.ts';
 import type { OutputRecord, Processor, ProcessorContext } from './processor.ts';
+import { stalledSince, type InputLook } from './stalled-input.ts';
 
 export interface RuntimeOptions<State> {
   processor: Processor<State>;
@@ -175,8 +176,8 @@ export class ProcessorRuntime<State> {
   /** When the job on the tasks' queue, and the commit in flight, began (see watchLongRunning()). */
   private readonly busySince: { job?: number; commit?: number } = {};
   private watchTimer: NodeJS.Timeout | undefined;
-  /** Per task and input, where its fetching stood at the last watch (see stalledInputs()). */
-  private fetchedAtLastWatch = new Map<string, number>();
+  /** Per task and input, how it stood at the last watch (see stalledInputs()). */
+  private inputsAtLastWatch = new Map<string, InputLook>();
   /** Topics whose schema the codec has registered: outputs to them are encoded without waiting. */
   private readonly registered = new Set<string>();
   /** Per task id, the latest outputs handed to the log (send()); resolves once they are durable. */
@@ -352,22 +353,21 @@ export class ProcessorRuntime<State> {
   }
 
   /**
-   * The inputs of the current tasks that have nothing fetched left to process, records left by
-   * the end offsets last read, and the same fetch position as at the last look.
+   * The inputs of the current tasks that have fetched nothing since the last look although the
+   * log then had records for them, and have none queued (see stalledSince()).
    */
   private stalledInputs(): StalledInput[] {
     const stalled: StalledInput[] = [];
     const held = this.consumer?.assignment() ?? [];
-    const fetchedThen = this.fetchedAtLastWatch;
-    this.fetchedAtLastWatch = new Map();
+    const lastLooks = this.inputsAtLastWatch;
+    this.inputsAtLastWatch = new Map();
     for (const task of this.tasks.values()) {
       task.sources.forEach((source, i) => {
-        const { fetched, size } = task.inputs[i];
         const key = `${task.id} ${source.id}`;
-        this.fetchedAtLastWatch.set(key, fetched);
-        const end = this.lastReadEnds(source.topic)?.[source.partition];
-        if (size > 0 || end === undefined || end <= fetched || fetchedThen.get(key) !== fetched) return;
-        stalled.push({ task: task.id, topic: source.topic, partition: source.partition, fetched, end, held: isHeld(held, source) });
+        const look: InputLook = { fetched: task.inputs[i].fetched, queued: task.inputs[i].size, end: this.lastReadEnds(source.topic)?.[source.partition] };
+        this.inputsAtLastWatch.set(key, look);
+        if (!stalledSince(lastLooks.get(key), look)) return;
+        stalled.push({ task: task.id, topic: source.topic, partition: source.partition, fetched: look.fetched, end: look.end, held: isHeld(held, source) });
       });
     }
     return stalled;
