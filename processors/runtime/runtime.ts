@@ -176,7 +176,7 @@ export class ProcessorRuntime<State> {
   /** When the job on the tasks' queue, and the commit in flight, began (see watchLongRunning()). */
   private readonly busySince: { job?: number; commit?: number } = {};
   private watchTimer: NodeJS.Timeout | undefined;
-  /** Per task and input, how it stood at the last watch (see stalledInputs()). */
+  /** Per input (a source belongs to one task), how it stood at the last watch (see stalledInputs()). */
   private inputsAtLastWatch = new Map<string, InputLook>();
   /** Topics whose schema the codec has registered: outputs to them are encoded without waiting. */
   private readonly registered = new Set<string>();
@@ -333,8 +333,8 @@ export class ProcessorRuntime<State> {
 
   /**
    * A stage that stands still with input left logs nothing by itself: say so when the tasks'
-   * queue, or the line of commits, has been held by one job for long, or a task's input has
-   * records left in the log and none came since the last look, with what was held.
+   * queue, or the line of commits, has been held by one job for long, or a task's input had
+   * records in the log at the last look and none came since, with what was held.
    */
   private watchLongRunning(): void {
     const now = Date.now();
@@ -363,10 +363,9 @@ export class ProcessorRuntime<State> {
     this.inputsAtLastWatch = new Map();
     for (const task of this.tasks.values()) {
       task.sources.forEach((source, i) => {
-        const key = `${task.id} ${source.id}`;
         const look: InputLook = { fetched: task.inputs[i].fetched, queued: task.inputs[i].size, end: this.lastReadEnds(source.topic)?.[source.partition] };
-        this.inputsAtLastWatch.set(key, look);
-        if (!stalledSince(lastLooks.get(key), look)) return;
+        this.inputsAtLastWatch.set(source.id, look);
+        if (!stalledSince(lastLooks.get(source.id), look)) return;
         stalled.push({ task: task.id, topic: source.topic, partition: source.partition, fetched: look.fetched, end: look.end, held: isHeld(held, source) });
       });
     }
