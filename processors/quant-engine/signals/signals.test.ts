@@ -281,6 +281,41 @@ describe('determinism and records', () => {
     expect([...before, ...run(restored, snaps.slice(half))]).toEqual(once);
   });
 
+  it('reads the analog pool only to fill in the analogs field: what fires and ends, and when, does not depend on it', () => {
+    const snaps = stream();
+    // Two pools that disagree everywhere: summaries that vary with the query, and none at all.
+    const varying: AnalogLookup & { asked: string[] } = {
+      asked: [],
+      analogs(query) {
+        this.asked.push(query.snapshotId);
+        const n = 1 + (query.ts / (5 * MIN)) % 50;
+        return { neighbours: [], summary: { n, median24h: n / 100, worstDrawdown24h: -n / 200, positiveShare: 0.5, confidence: n >= 30 ? 'HIGH' : 'LOW' } };
+      },
+    };
+    const empty = fakeAnalogs({ n: 0, median24h: null, worstDrawdown24h: null, positiveShare: null, confidence: 'LOW' });
+    const withVarying = recordingEmitter();
+    const withEmpty = recordingEmitter();
+    const stateVarying = createSignalsState();
+    const stateEmpty = createSignalsState();
+    for (const s of snaps) {
+      evaluateSignals(stateVarying, s, withVarying, varying);
+      evaluateSignals(stateEmpty, s, withEmpty, empty);
+    }
+
+    const signals = (outputs: typeof withVarying.outputs) => outputs.map((o) => o.value as Signal);
+    const fired = signals(withVarying.outputs).filter((s) => s.version === 1);
+    expect(fired.length).toBeGreaterThan(10);
+    // Asked once per firing, with the firing snapshot, and nowhere else.
+    expect(varying.asked).toEqual(fired.map((s) => `snap_${s.tokenId}_${s.firedAt}`));
+    expect(fired.every((s) => s.analogs !== null)).toBe(true);
+    expect(signals(withEmpty.outputs).every((s) => s.analogs === null)).toBe(true);
+    // Everything else is the same, record for record and in the same order; an ended record carries its firing's summary.
+    const withoutAnalogs = (outputs: typeof withVarying.outputs) => outputs.map((o) => ({ ...o, value: { ...(o.value as Signal), analogs: null } }));
+    expect(withoutAnalogs(withVarying.outputs)).toEqual(withoutAnalogs(withEmpty.outputs));
+    const firedById = new Map(fired.map((s) => [s.signalId, s.analogs]));
+    for (const ended of signals(withVarying.outputs).filter((s) => s.version === 2)) expect(ended.analogs).toEqual(firedById.get(ended.signalId));
+  });
+
   it('emits records that round-trip through the Avro schema and the validator', () => {
     const type = avro.Type.forSchema(JSON.parse(readFileSync(join(import.meta.dirname, '../../../schemas/avro/signal/v1.avsc'), 'utf8')), {
       omitRecordMethods: true,
