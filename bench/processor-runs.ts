@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { LogServices } from '../infra/bootstrap.ts';
+import { processorOnThreads } from '../cli/roles/processor-threads.ts';
+import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import type { Config } from '../infra/config.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import type { Logger } from '../infra/logging.ts';
@@ -48,4 +49,28 @@ export async function committedToEnd(log: EventLog, processor: Processor<unknown
     }
   }
   return true;
+}
+
+/**
+ * Runs the processors on worker threads of their own, as `tqa start` does, over the log in
+ * `config`'s data dir, until every one has committed its inputs to their ends; seconds from
+ * the threads' start (loading the code into a new thread, 0.5 s or so, is not their work).
+ */
+export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<number> {
+  const services = await openLogServices(config, logger);
+  const context = { config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout };
+  const running = await Promise.all(processors.map((p) => processorOnThreads(p).start(context)));
+  const start = performance.now();
+  try {
+    // In order: a stage is at its end only once the processors upstream of it are.
+    const allAtEnd = async () => {
+      for (const p of processors) if (!(await committedToEnd(services.log, p))) return false;
+      return true;
+    };
+    while (!(await allAtEnd())) await new Promise((resolve) => setTimeout(resolve, 100));
+    return (performance.now() - start) / 1000;
+  } finally {
+    await Promise.all(running.map((r) => r.stop()));
+    await services.close();
+  }
 }

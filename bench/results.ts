@@ -36,6 +36,9 @@ export const shareOfBaseline = (min: number): Target => ({
   meets: (_v, ratio) => ratio !== null && ratio >= min,
 });
 
+/** At least this multiple of the baseline, e.g. 1.7 for "≥ 1.7×". */
+export const timesBaseline = (min: number): Target => ({ text: `≥ ${min}×`, meets: (_v, ratio) => ratio !== null && ratio >= min });
+
 export interface Measured {
   figure: string;
   value: number;

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { processorOnThreads } from '../cli/roles/processor-threads.ts';
-import { openLogServices } from '../infra/bootstrap.ts';
+import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
@@ -13,16 +12,19 @@ import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
 import { waitFor } from '../infra/wait.ts';
+import { analogsStage } from '../processors/analogs/analogs.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
-import { committedToEnd, runToEnd } from './processor-runs.ts';
-import { notMeasured, report } from './results.ts';
+import { onThreadsToEnd, runToEnd } from './processor-runs.ts';
+import { report, timesBaseline } from './results.ts';
 
 const run = promisify(execFile);
 const SESSION_TIMEOUT_MS = 6_000;
 /** Days of the default world whose outcome subjects the stage's thread counts are timed on. */
 const STAGE_DAYS = Number(process.env.BENCH_SCALE_DAYS ?? 3);
+/** Days of the default world the quant engine's tasks are timed on. */
+const ENGINE_DAYS = Number(process.env.BENCH_SCALE_ENGINE_DAYS ?? 2);
 const logger = pino({ level: 'warn' });
 /** A world the mock broker holds whole (it keeps about 5 MB per partition). */
 const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '120', '--end', '2026-06-01T00:00:00Z'];
@@ -34,79 +36,104 @@ const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '12
  * processes on data dirs of their own, so the replica restores the checkpoint the other saved
  * in the store). Measured from the kill to the replica's first commit of input beyond what
  * the killed one had committed; the broker's session timeout, which it waits before moving
- * the partitions, is the baseline. Before it, the outcomes stage (a task per partition) on 2
- * threads against 1. The engine's events/s with 2 tasks against 1 is not measured: the engine
- * itself is one task.
+ * the partitions, is the baseline. Before it, the quant engine's two tasks (the engine and the
+ * analogs stage) on 2 threads against 1, and the outcomes stage (a task per partition) on 2
+ * threads against 1.
  */
 export async function benchScale(): Promise<void> {
-  notMeasured(
-    'quant engine events/s, 2 tasks against 1',
-    '≥ 1.7×',
-    'the engine itself is still one task; of its keyed stages only the outcomes stage is cut out, timed on 1 and 2 threads below',
-  );
+  await engineOnThreads();
   await stageOnThreads();
   await replicaTakeover();
 }
 
 /**
+ * What the single-task engine did, now two tasks: the engine and the analogs stage, each on
+ * a worker thread as `tqa start` runs them, together against one after the other (one thread
+ * at a time). Timed from the threads' start to both groups committed to their inputs' ends;
+ * events are the engine's input records.
+ */
+async function engineOnThreads(): Promise<void> {
+  const { one, two, input } = await onOneAndTwoThreads(ENGINE_DAYS, quantEngine.inputs, undefined, async (config, threads) =>
+    threads === 2
+      ? onThreadsToEnd(config, [quantEngine, analogsStage], logger)
+      : (await onThreadsToEnd(config, [quantEngine], logger)) + (await onThreadsToEnd(config, [analogsStage], logger)),
+  );
+  process.stdout.write(
+    `quant engine, ${ENGINE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(two)} as its 2 tasks on 2 threads, ${rate(one)} one task after the other (${(two / one).toFixed(2)}×)\n`,
+  );
+  report({
+    figure: `quant engine events/s, 2 tasks against 1 (embedded, ${ENGINE_DAYS} days)`,
+    value: two,
+    unit: 'events/s',
+    baseline: { name: 'its tasks one after the other', value: one },
+    target: timesBaseline(1.7),
+    note: 'the engine and the analogs stage, each on a thread; the faster of two runs each',
+  });
+}
+
+/**
  * The outcomes stage on TQA_STAGE_THREADS=1 and =2 as `tqa start` runs it (worker threads,
- * each a share of the partitions on the file log), over the same input: the engine's subjects
- * of a world, run once, then a copy of the log per run. Two runs of each, alternating; the
- * faster of each counts. Timed from the threads' start to every partition committed to its end.
+ * each a share of the partitions on the file log), over the engine's subjects of a world.
+ * Timed from the threads' start to every partition committed to its end.
  */
 async function stageOnThreads(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-stage-'));
+  const { one, two, input } = await onOneAndTwoThreads(
+    STAGE_DAYS,
+    outcomesStage.inputs,
+    (config, services) => runToEnd(quantEngine, config, services, logger),
+    (config, threads) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: threads }, [outcomesStage], logger),
+  );
+  process.stdout.write(
+    `outcomes stage, ${STAGE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(two)} on 2 threads, ${rate(one)} on 1 (${(two / one).toFixed(2)}×)\n`,
+  );
+  report({
+    figure: `outcomes stage events/s, 2 threads against 1 (embedded, ${STAGE_DAYS} days)`,
+    value: two,
+    unit: 'events/s',
+    baseline: { name: 'the stage on 1 thread', value: one },
+    note: 'a task per partition (4), each thread a share of them; the faster of two runs each',
+  });
+}
+
+const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} events/s`;
+
+/**
+ * Seeds `days` of the default world into a new data dir and runs `prepare` on it, then times
+ * `run` on 1 and on 2 threads, each time on a fresh copy of that dir: two runs of each,
+ * alternating, the faster of each counting. Returns events/s of the records in `inputs`.
+ */
+async function onOneAndTwoThreads(
+  days: number,
+  inputs: readonly string[],
+  prepare: ((config: Config, services: LogServices) => Promise<unknown>) | undefined,
+  run: (config: Config, threads: 1 | 2) => Promise<number>,
+): Promise<{ one: number; two: number; input: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
   const copies: string[] = [];
   try {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'always' });
     const services = await openLogServices(config, logger);
     let input = 0;
     try {
-      await seedHistory({ log: services.log, codec: services.codec, dataDir: dir, seed: 1, days: STAGE_DAYS, endMs: Date.UTC(2026, 5, 1) });
-      await runToEnd(quantEngine, config, services, logger);
-      for (const topic of outcomesStage.inputs) input += (await services.log.endOffsets(topic)).reduce((sum, p) => sum + p.offset, 0);
+      await seedHistory({ log: services.log, codec: services.codec, dataDir: dir, seed: 1, days, endMs: Date.UTC(2026, 5, 1) });
+      await prepare?.(config, services);
+      for (const topic of inputs) input += (await services.log.endOffsets(topic)).reduce((sum, p) => sum + p.offset, 0);
     } finally {
       await services.close();
     }
     const best = new Map<number, number>();
-    for (const threads of [1, 2, 1, 2]) {
+    for (const threads of [1, 2, 1, 2] as const) {
       const copy = `${dir}-run${copies.length}`;
       copies.push(copy);
       await cp(dir, copy, { recursive: true });
-      const seconds = await stageRun(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always', TQA_STAGE_THREADS: String(threads) }));
+      const seconds = await run(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), threads);
       best.set(threads, Math.min(best.get(threads) ?? Infinity, seconds));
       await rm(copy, { recursive: true, force: true });
     }
-    const [one, two] = [input / best.get(1)!, input / best.get(2)!];
-    const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} events/s`;
-    process.stdout.write(
-      `outcomes stage, ${STAGE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(two)} on 2 threads, ${rate(one)} on 1 (${(two / one).toFixed(2)}×)\n`,
-    );
-    report({
-      figure: `outcomes stage events/s, 2 threads against 1 (embedded, ${STAGE_DAYS} days)`,
-      value: two,
-      unit: 'events/s',
-      baseline: { name: 'the stage on 1 thread', value: one },
-      note: 'a task per partition (4), each thread a share of them; the faster of two runs each',
-    });
+    return { one: input / best.get(1)!, two: input / best.get(2)!, input };
   } finally {
     await rm(dir, { recursive: true, force: true });
     await Promise.all(copies.map((c) => rm(c, { recursive: true, force: true })));
-  }
-}
-
-async function stageRun(config: Config): Promise<number> {
-  const services = await openLogServices(config, logger);
-  const running = await processorOnThreads(outcomesStage).start({ config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout });
-  // From the threads' start (their runtimes start consuming as they report it): loading the
-  // code into each new thread (0.5 s for one, 1.1 s for two here) is not the stage's work.
-  const start = performance.now();
-  try {
-    while (!(await committedToEnd(services.log, outcomesStage))) await new Promise((resolve) => setTimeout(resolve, 100));
-    return (performance.now() - start) / 1000;
-  } finally {
-    await running.stop();
-    await services.close();
   }
 }
 

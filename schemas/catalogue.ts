@@ -204,6 +204,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'The latest quant snapshot per token; compacted.',
   },
+  signalDrafts: {
+    name: 'quant.signal-drafts',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'signal',
+    key: 'token id',
+    description: "Signals as the quant engine fires and ends them, without the analog summary a firing carries: the analogs stage's input.",
+  },
   signals: {
     name: 'quant.signals',
     partitions: PARTITIONS,

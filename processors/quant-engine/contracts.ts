@@ -152,11 +152,6 @@ export interface AnalogNeighbour {
   maxDrawdown24h: number | null;
 }
 
-/** Analogs of a snapshot among candidates whose 24h outcome resolved before it (model analog-v1.0). */
-export interface AnalogLookup {
-  analogs(query: ScoredSnapshot, k: number): { neighbours: AnalogNeighbour[]; summary: AnalogSummary };
-}
-
 /** The signals active on a token as of now, for the snapshot and token.score.updated. */
 export interface ActiveSignal {
   signalId: string;

@@ -1,15 +1,14 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { CohortCommand, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
 import type { InputRecord, Processor } from '../runtime/processor.ts';
-import { analogLookup, createAnalogsState, onResolution as analogsOnResolution, onSnapshot as analogsOnSnapshot } from './analogs/analogs.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
-import type { ActiveSignalsLookup, AnalogLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
+import type { ActiveSignalsLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
 import { createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup, nextSnapshotTime, snapshotsAt } from './features/features.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
-import { advanceOutcomes, createOutcomesState, latestLiquidity, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
+import { admitSubject, advanceOutcomes, createOutcomesState, latestLiquidity, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
 import { scoreSnapshot, type NarrativeShareChangeLookup } from './scores/scores.ts';
 import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention, type SmartCohortLookup } from './scores/smart-cohort.ts';
 import { activeSignalsLookup, createSignalsState, evaluateSignals } from './signals/signals.ts';
@@ -26,7 +25,6 @@ export interface EngineState {
   cohorts: ReturnType<typeof cohorts.createCohortsState>;
   narratives: ReturnType<typeof narratives.createNarrativesState>;
   smartCohort: ReturnType<typeof createSmartCohortState>;
-  analogs: ReturnType<typeof createAnalogsState>;
   signals: ReturnType<typeof createSignalsState>;
   repeatedPosts: DedupeState;
   repeatedTicks: DedupeState;
@@ -42,7 +40,6 @@ export function createEngineState(): EngineState {
     cohorts: cohorts.createCohortsState(),
     narratives: narratives.createNarrativesState(),
     smartCohort: createSmartCohortState(),
-    analogs: createAnalogsState(),
     signals: createSignalsState(),
     repeatedPosts: createDedupeState(48 * 3_600_000),
     repeatedTicks: createDedupeState(3_600_000),
@@ -59,7 +56,6 @@ interface Views {
   crowd: authors.CrowdLookup;
   shareChanges: NarrativeShareChangeLookup;
   smartCohort: SmartCohortLookup;
-  analogs: AnalogLookup;
   activeSignals: ActiveSignalsLookup;
 }
 const viewsByState = new WeakMap<EngineState, Views>();
@@ -76,7 +72,6 @@ function views(state: EngineState): Views {
       crowd: authors.crowdLookup(state.authors),
       shareChanges: narratives.narrativeShareChanges(state.narratives),
       smartCohort: smartCohortLookup(state.smartCohort, () => cohorts.cohortSize(state.cohorts, cohorts.TOP_RESEARCH_ID)),
-      analogs: analogLookup(state.analogs),
       activeSignals: activeSignalsLookup(state.signals),
     };
     viewsByState.set(state, v);
@@ -98,8 +93,7 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
     advanceJoined(state, b, emitter);
     for (const snapshot of snapshotsAt(state.features, b, emitter, v.tokens, v.quality, v.shares)) {
       const scored = scoreSnapshot(snapshot, { smartCohort: v.smartCohort, narratives: v.shareChanges });
-      analogsOnSnapshot(state.analogs, scored);
-      evaluateSignals(state.signals, scored, emitter, v.analogs);
+      evaluateSignals(state.signals, scored, emitter);
       // The stream carries no analog summary per snapshot; the API computes it on request.
       emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
       if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
@@ -111,28 +105,27 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
 
 /**
  * Everything due before time t in the modules a snapshot joins: outcomes whose horizon passed
- * (feeding author metrics and the analog candidates; the outcomes stage writes them), author
- * metrics of the hour begun, cohort recomputes, narrative buckets.
+ * (feeding author metrics; the outcomes stage writes them), author metrics of the hour begun,
+ * cohort recomputes, narrative buckets.
  */
 function advanceJoined(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);
   // The outcomes stage emits the outcome records; the engine needs the resolutions themselves.
-  for (const resolution of advanceOutcomes(state.outcomes, t)) {
-    authors.onOutcome(state.authors, resolution);
-    analogsOnResolution(state.analogs, resolution);
-  }
+  for (const resolution of advanceOutcomes(state.outcomes, t)) authors.onOutcome(state.authors, resolution);
   authors.advanceTo(state.authors, t, emitter);
   cohorts.advanceTo(state.cohorts, t, emitter, v.directory);
   narratives.advanceTo(state.narratives, t, emitter, v.tokens);
 }
 
 /**
- * Tracks a subject's outcomes here (author metrics and analogs need them) and hands it to the
- * outcomes stage, which measures and emits them per token, with the entry liquidity seen here.
+ * Hands a subject to the outcomes stage, which measures and emits its outcomes per token, with
+ * the entry liquidity seen here. A call's outcomes are also tracked here, for author metrics;
+ * a snapshot's only the analogs stage needs, which resolves them itself.
  */
 function track(state: EngineState, subject: OutcomeSubject, emitter: Emitter): void {
   const entryLiquidity = latestLiquidity(state.outcomes, subject.tokenId);
-  if (!trackSubject(state.outcomes, subject, entryLiquidity)) return;
+  const tracked = subject.kind === 'call' ? trackSubject(state.outcomes, subject, entryLiquidity) : admitSubject(state.outcomes, subject.ts);
+  if (!tracked) return;
   const { kind, subjectId, tokenId, ts, entryPrice } = subject;
   emitter.emit({ topic: TOPICS.outcomeSubjects.name, key: tokenId, value: { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity }, timestamp: ts });
 }
@@ -177,7 +170,8 @@ export const quantEngine: Processor<EngineState> = {
   name: 'quant-engine',
   // 5: the outcome records moved to the outcomes stage, which needs every subject from the start.
   // 6: snapshots join the other modules as of their grid time (features@2): replayed from 0.
-  stateVersion: 6,
+  // 7: the analog pool moved to the analogs stage, which needs every snapshot from the start.
+  stateVersion: 7,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [
@@ -186,7 +180,7 @@ export const quantEngine: Processor<EngineState> = {
     TOPICS.features.name,
     TOPICS.snapshots.name,
     TOPICS.snapshotsLatest.name,
-    TOPICS.signals.name,
+    TOPICS.signalDrafts.name,
     TOPICS.outcomeSubjects.name,
     TOPICS.calls.name,
     TOPICS.authorMetrics.name,

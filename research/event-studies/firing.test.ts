@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../infra/feeds/sim/prng.ts';
-import { SCORE_NAMES, type AnalogLookup, type ScoreValues, type ScoredSnapshot } from '../../processors/quant-engine/contracts.ts';
+import { SCORE_NAMES, type ScoreValues, type ScoredSnapshot } from '../../processors/quant-engine/contracts.ts';
 import { FEATURE_NAMES } from '../../processors/quant-engine/features/definitions.ts';
 import { compare, loadRuleSet, type LoadedRule, type SignalRule } from '../../processors/quant-engine/signals/rule-language.ts';
 import { createSignalsState, evaluateSignals } from '../../processors/quant-engine/signals/signals.ts';
@@ -41,8 +41,6 @@ const RULES: SignalRule[] = [
   },
 ];
 
-const NO_ANALOGS: AnalogLookup = { analogs: () => ({ neighbours: [], summary: { n: 0, median24h: null, worstDrawdown24h: null, positiveShare: null, confidence: 'LOW' } }) };
-
 function snapshots(seed: number): ScoredSnapshot[] {
   const random = seededRandom(seed);
   const out: ScoredSnapshot[] = [];
@@ -79,7 +77,7 @@ describe('firing replay', () => {
       const emitter = recordingEmitter();
       const engineFirings: string[] = [];
       for (const s of all) {
-        for (const signal of evaluateSignals(engine, s, emitter, NO_ANALOGS, ruleSet).fired) engineFirings.push(`${signal.type} ${signal.tokenId} ${signal.firedAt}`);
+        for (const signal of evaluateSignals(engine, s, emitter, ruleSet).fired) engineFirings.push(`${signal.type} ${signal.tokenId} ${signal.firedAt}`);
       }
       const replayFirings: string[] = [];
       const states: Record<string, FiringState> = Object.fromEntries(ruleSet.rules.map((r) => [r.name, {}]));

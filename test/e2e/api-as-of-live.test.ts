@@ -12,7 +12,9 @@ import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { column, sql, table } from '../../infra/store/sql-literal.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { quantEngine, type EngineState } from '../../processors/quant-engine/engine.ts';
+import { analogsStage } from '../../processors/analogs/analogs.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import type { Processor } from '../../processors/runtime/processor.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
@@ -27,8 +29,9 @@ import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 
 /**
- * `as_of` while the engine writes: the real quant engine works through a seeded history and
- * the live projections store what it produces, while the API pages the token list and
+ * `as_of` while the engine writes: the real quant engine (with the analogs stage behind it,
+ * which writes the signals) works through a seeded history and the live projections store
+ * what they produce, while the API pages the token list and
  * answers reads. A full pagination visits each token exactly once though snapshots are stored
  * between its pages; and once the run has moved on, every read asked again with the `as_of`
  * it answered gives the same answer.
@@ -42,7 +45,8 @@ let config: Config;
 let log: FileEventLog;
 let store: AnalyticalStore<ProjectionTables>;
 let projections: ProjectionSet;
-let engine: ProcessorRuntime<EngineState>;
+let engine: ProcessorRuntime<unknown>;
+let analogs: ProcessorRuntime<unknown>;
 let api: Api;
 let server: Server;
 let base: string;
@@ -57,16 +61,20 @@ beforeAll(async () => {
   await seedHistory({ log, codec, dataDir: dir, seed: WORLD.seed, days: WORLD.days, endMs: WORLD.endMs, tokens: WORLD.tokens, authors: WORLD.authors });
   store = await openStore(config, silentLogger);
   projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
-  engine = new ProcessorRuntime({
-    processor: quantEngine,
-    log,
-    codec,
-    checkpoints: new FileCheckpoints(join(dir, 'state')),
-    logger: silentLogger,
-    // Small batches: the engine's outputs reach the log, and the store, a little at a time.
-    maxBatchRecords: 500,
-  });
+  const runtime = (processor: Processor<unknown>) =>
+    new ProcessorRuntime({
+      processor,
+      log,
+      codec,
+      checkpoints: new FileCheckpoints(join(dir, 'state')),
+      logger: silentLogger,
+      // Small batches: the engine's outputs reach the log, and the store, a little at a time.
+      maxBatchRecords: 500,
+    });
+  engine = runtime(quantEngine);
+  analogs = runtime(analogsStage);
   void engine.start();
+  void analogs.start();
   const clockStart = Date.now();
   api = createApi({ log, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
   server = api.app.listen(0, '127.0.0.1');
@@ -79,6 +87,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await api?.close();
   await engine?.stop();
+  await analogs?.stop();
   await projections?.stop();
   await store?.close();
   await log?.close();
@@ -177,6 +186,8 @@ describe('as_of while the engine writes', () => {
   it('answers every read recorded during the run the same, asked again as of its as_of once the run has moved on', async () => {
     expect(recorded.length).toBeGreaterThan(20);
     await waitFor(() => engine.caughtUp(), 'the quant engine to finish the history', 300_000);
+    await engine.stop(); // its commit on stop is the progress the analogs stage waits for
+    await waitFor(() => analogs.caughtUp(), 'the analogs stage to finish the signals', 300_000);
     await waitFor(() => projections.caughtUp(), 'the projections to store it', 300_000);
     for (const { path, body, compare } of recorded) {
       if (path === 'scan') {

@@ -1,21 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedHistory } from '../../infra/feeds/sim/runner.ts';
-import type { FileEventLog } from '../../infra/log/file/file-log.ts';
-import type { EventLog, PartitionShare } from '../../infra/log/port.ts';
+import type { EventLog } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
-import type { Processor } from '../../processors/runtime/processor.ts';
-import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
-import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, OutcomeSubjectRecord } from '../../schemas/records.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+import { committed, engineToEnd, handOverMidway, runWhileEngineWrites, stageRuntime as runtime, StageWorlds, toEnd } from '../helpers/stage-runs.ts';
 
 /**
  * The outcomes stage through the real runtime and file log, joined to the engine by its
@@ -26,53 +17,12 @@ import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
  * over runtimes that each take a share of its partitions (as `tqa start` runs it on threads).
  */
 
-interface World {
-  dir: string;
-  log: FileEventLog;
-  codec: Codec;
-}
-const worlds: World[] = [];
-
-async function world(): Promise<World> {
-  const dir = await mkdtemp(join(tmpdir(), 'tqa-outcomes-stage-'));
-  const { log, codec } = await openEmbedded(dir);
-  await seedHistory({ log, codec, dataDir: dir, seed: 99, days: 1.5, endMs: Date.UTC(2026, 4, 1), tokens: 24, authors: 160 });
-  const w = { dir, log, codec };
-  worlds.push(w);
-  return w;
-}
-
-interface RunOptions {
-  maxBatchRecords: number;
-  checkpointIntervalMs?: number;
-  checkpointSaveShare?: number;
-  backlogRecords?: number;
-  share?: PartitionShare;
-}
-
-function runtime(w: World, processor: Processor<unknown>, options: RunOptions) {
-  return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: new FileCheckpoints(join(w.dir, 'state')), logger: silentLogger, ...options });
-}
-
-async function toEnd(r: ProcessorRuntime<unknown>, what: string): Promise<void> {
-  await waitFor(() => r.caughtUp(), what, 180_000);
-  await r.stop();
-}
-
-/** The engine over the world's whole input. */
-async function engineToEnd(w: World): Promise<void> {
-  const engine = runtime(w, quantEngine, { maxBatchRecords: 5000 });
-  void engine.start();
-  await toEnd(engine, 'the engine');
-}
+const worlds = new StageWorlds();
+const world = () => worlds.world();
 
 /** Every outcome record, in offset order per partition: key, event time and bytes. */
 async function outcomeRecords(log: EventLog): Promise<string[]> {
   return (await readTopic(log, TOPICS.outcomes.name)).map((r) => `${r.partition} ${r.key} ${r.timestamp} ${r.value!.toString('base64')}`);
-}
-
-async function committed(log: EventLog, group: string, topic: string): Promise<number> {
-  return (await log.committedOffsets(group, topic)).reduce((sum, c) => sum + c.offset, 0);
 }
 
 let reference: string[];
@@ -87,45 +37,21 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  for (const w of worlds) {
-    await w.log.close();
-    await rm(w.dir, { recursive: true, force: true });
-  }
+  await worlds.close();
 });
 
 describe('the outcomes stage, joined to the engine by watermark', () => {
   it('writes the same records while the engine writes its subjects as after it has finished', async () => {
     expect(reference.length).toBeGreaterThan(10_000);
     const w = await world();
-    const engine = runtime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
-    const stage = runtime(w, outcomesStage, { maxBatchRecords: 300 });
-    void stage.start();
-    void engine.start();
-    await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
-    await engine.stop();
-    await toEnd(stage, 'the outcomes stage');
+    await runWhileEngineWrites(w, outcomesStage);
     expect(await outcomeRecords(w.log)).toEqual(reference);
   }, 300_000);
 
   it('writes the same records when another runtime takes its tasks over midway', async () => {
     const w = await world();
     const total = (await w.log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
-    const engine = runtime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
-    const first = runtime(w, outcomesStage, { maxBatchRecords: 200, checkpointIntervalMs: 5 });
-    void engine.start();
-    void first.start();
-    await waitFor(async () => (await committed(w.log, outcomesStage.name, TOPICS.market.name)) > 0, 'the first stage runtime to commit', 180_000);
-    // The engine stops first: the stage cannot go past what it committed, so it has work to hand over.
-    await engine.stop();
-    await first.stop();
-    const handedOver = await committed(w.log, outcomesStage.name, TOPICS.market.name);
-    expect(handedOver).toBeLessThan(total);
-    const rest = runtime(w, quantEngine, { maxBatchRecords: 5000 });
-    const second = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
-    void rest.start();
-    void second.start();
-    await toEnd(rest, 'the restarted engine');
-    await toEnd(second, 'the second stage runtime');
+    expect((await handOverMidway(w, outcomesStage, TOPICS.market.name)).get(TOPICS.market.name)).toBeLessThan(total);
     expect(await outcomeRecords(w.log)).toEqual(reference);
   }, 300_000);
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Simulator } from '../../infra/feeds/sim/engine.ts';
 import type { OutputRecord } from '../../processors/runtime/processor.ts';
 import { deterministicId } from '../../processors/runtime/runtime.ts';
-import { engineWithOutcomes } from '../../processors/outcomes/test-support.ts';
+import { engineWithStages } from '../../processors/test-support.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { AuthorMetrics, Outcome, QuantSnapshot, Signal } from '../../schemas/records.ts';
 
@@ -16,7 +16,7 @@ const DAY = 86_400_000;
 
 function runWorld(days: number) {
   const sim = Simulator.start({ seed: SEED, tokens: 150, authors: 1000, startMs: Date.UTC(2026, 0, 5) });
-  const pipeline = engineWithOutcomes(); // the outcomes stage emits the outcome records
+  const pipeline = engineWithStages(); // the stages emit the outcome and signal records
   const latestMetrics = new Map<string, AuthorMetrics>();
   const fired: Signal[] = [];
   const snapshots: { snapshotId: string; tokenId: string; ts: number }[] = [];

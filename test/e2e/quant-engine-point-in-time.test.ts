@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Simulator, type SimRecord } from '../../infra/feeds/sim/engine.ts';
-import { engineWithOutcomes } from '../../processors/outcomes/test-support.ts';
+import { engineWithStages } from '../../processors/test-support.ts';
 import type { OutputRecord } from '../../processors/runtime/processor.ts';
 import { deterministicId } from '../../processors/runtime/runtime.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
@@ -18,7 +18,7 @@ function simulate(days: number): SimRecord[] {
 
 /** The engine and the outcomes stage, which emits the outcome records the engine resolves. */
 function run(records: SimRecord[]): OutputRecord[] {
-  const pipeline = engineWithOutcomes();
+  const pipeline = engineWithStages();
   const outputs: OutputRecord[] = [];
   const ctx = {
     eventTime: 0,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { analogsStage } from '../../processors/analogs/analogs.ts';
 import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
@@ -14,12 +15,12 @@ import { silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 
 /**
- * Runs the quant engine over everything in the log and the outcomes stage behind it,
- * checkpointing under `dir`, then stops them: the engine once it has caught up (its commit on
- * stop is the progress the stage waits for), then the stage.
+ * Runs the quant engine over everything in the log and the outcomes and analogs stages behind
+ * it, checkpointing under `dir`, then stops them: the engine once it has caught up (its commit
+ * on stop is the progress the stages wait for), then the stages.
  */
 export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
-  const runtimes = [quantEngine, outcomesStage].map(
+  const runtimes = [quantEngine, outcomesStage, analogsStage].map(
     (processor) =>
       new ProcessorRuntime<unknown>({
         processor,
@@ -32,7 +33,7 @@ export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): P
   );
   for (const runtime of runtimes) void runtime.start();
   for (const runtime of runtimes) {
-    await waitFor(() => runtime.caughtUp(), 'the quant engine and the outcomes stage to process the log', 240_000);
+    await waitFor(() => runtime.caughtUp(), 'the quant engine and its stages to process the log', 240_000);
     await runtime.stop();
   }
 }

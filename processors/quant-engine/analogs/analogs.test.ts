@@ -4,7 +4,6 @@ import type { AnalogNeighbour, OutcomeResolution, ScoredSnapshot } from '../cont
 import {
   ANALOG_K_DEFAULT,
   ANALOG_K_MAX,
-  analogLookup,
   analogs,
   analogsStateFromColumns,
   candidateColumns,
@@ -339,7 +338,7 @@ describe('analogs', () => {
     // The pending snapshots survive too: the same further history gives the same answers.
     history(state, seededRandom(12), 350, 6);
     history(restored, seededRandom(12), 350, 6);
-    for (const q of queries) expect(analogLookup(restored).analogs(scoredOf(q), 40)).toEqual(analogLookup(state).analogs(scoredOf(q), 40));
+    for (const q of queries) expect(analogs(restored, scoredOf(q), 40)).toEqual(analogs(state, scoredOf(q), 40));
   });
 });
 

@@ -1,12 +1,4 @@
-import {
-  HORIZON_MS,
-  type AnalogLookup,
-  type AnalogNeighbour,
-  type AnalogSummary,
-  type Confidence,
-  type OutcomeResolution,
-  type ScoredSnapshot,
-} from '../contracts.ts';
+import { HORIZON_MS, type AnalogNeighbour, type AnalogSummary, type Confidence, type OutcomeResolution } from '../contracts.ts';
 import { buildKdTree, scanBlock, searchKdTree, type CandidateFilter, type KdTree } from './kd-tree.ts';
 import { TopK } from './top-k.ts';
 import {
@@ -18,6 +10,7 @@ import {
   standardiseInto,
   writeRawVector,
   type AnalogInputs,
+  type AnalogSource,
   type Standardisation,
 } from './vector.ts';
 
@@ -174,8 +167,11 @@ export function createAnalogsState(): AnalogsState {
   };
 }
 
+/** A snapshot as the pool takes it in: which, when, and what its vector is made of. */
+export type AnalogSnapshot = AnalogSource & { snapshotId: string; tokenId: string; ts: number };
+
 /** Remembers a snapshot's vector until its 24h outcome resolves. */
-export function onSnapshot(state: AnalogsState, scored: ScoredSnapshot): void {
+export function onSnapshot(state: AnalogsState, scored: AnalogSnapshot): void {
   const p = state.pending;
   if (p.seqById.has(scored.snapshotId)) return;
   p.seqById.set(scored.snapshotId, p.base + p.snapshotId.length);
@@ -354,13 +350,8 @@ function confidenceOf(n: number, gap: number, imputedShare: number): Confidence 
 }
 
 /** Analogs of a scored snapshot (spec 4.1). */
-export function analogs(state: AnalogsState, scored: ScoredSnapshot, k: number): AnalogResult {
+export function analogs(state: AnalogsState, scored: AnalogSnapshot, k: number): AnalogResult {
   return queryAnalogs(state, { tokenId: scored.tokenId, ts: scored.ts, inputs: analogInputs(scored) }, k);
-}
-
-/** The AnalogLookup the signals module reads, over the live state. */
-export function analogLookup(state: AnalogsState): AnalogLookup {
-  return { analogs: (query, k) => analogs(state, query, k) };
 }
 
 /** Copies the candidates out as columns. */

@@ -47,13 +47,16 @@ export interface AnalogInputs {
 /** Floor of 1 + price change before the log: a price of exactly 0 is a total loss, not −∞. */
 const MIN_PRICE_RATIO = 1e-6;
 
-export function analogInputs(scored: ScoredSnapshot): AnalogInputs {
+/** What the vector is made of: a scored snapshot's scores and features, as a snapshot or a signal record carries them. */
+export type AnalogSource = { scores: Partial<Record<keyof ScoredSnapshot['scores'], number | null>>; features: ScoredSnapshot['features'] };
+
+export function analogInputs(scored: AnalogSource): AnalogInputs {
   const f = scored.features;
   return {
-    momentum: scored.scores.momentum,
-    crowding: scored.scores.crowding,
-    earlyQuality: scored.scores.early_quality,
-    narrativeVelocity: scored.scores.narrative_velocity,
+    momentum: scored.scores.momentum ?? null,
+    crowding: scored.scores.crowding ?? null,
+    earlyQuality: scored.scores.early_quality ?? null,
+    narrativeVelocity: scored.scores.narrative_velocity ?? null,
     priceChange1h: f.price_change_1h ?? null,
     volumeAcceleration: f.volume_acceleration ?? null,
     liquidityUsd: f.liquidity_usd ?? null,

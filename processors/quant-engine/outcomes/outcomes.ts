@@ -111,11 +111,7 @@ export function createOutcomesState(): OutcomesState {
  * and counted.
  */
 export function trackSubject(state: OutcomesState, subject: OutcomeSubject, entryLiquidity = latestLiquidity(state, subject.tokenId)): boolean {
-  if (subject.ts < state.lastSubjectTs) {
-    state.refused++;
-    return false;
-  }
-  state.lastSubjectTs = subject.ts;
+  if (!admitSubject(state, subject.ts)) return false;
   const token = tokenTrack(state, subject.tokenId);
   const s = state.subjects;
   s.kind.push(subject.kind);
@@ -125,6 +121,20 @@ export function trackSubject(state: OutcomesState, subject: OutcomeSubject, entr
   s.entryPrice.push(subject.entryPrice);
   s.entryLiquidity.push(entryLiquidity ?? Number.NaN);
   for (let h = 0; h < DURATIONS.length; h++) if (token.pending[h]++ === 0) token.start[h] = token.seq;
+  return true;
+}
+
+/**
+ * Whether a subject at `ts` would be tracked, as trackSubject decides, counting it as tracked
+ * without keeping it: for subjects whose outcomes another stage measures (the engine's
+ * snapshots, which only the analogs stage resolves) while the order check stays the same.
+ */
+export function admitSubject(state: OutcomesState, ts: number): boolean {
+  if (ts < state.lastSubjectTs) {
+    state.refused++;
+    return false;
+  }
+  state.lastSubjectTs = ts;
   return true;
 }
 

@@ -4,12 +4,12 @@ import { deserialize, serialize } from 'node:v8';
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { SignalSchema, type Signal } from '../../../schemas/records/quant-signals.ts';
-import { SCORE_NAMES, type AnalogLookup, type AnalogSummary, type ScoreValues, type ScoredSnapshot } from '../contracts.ts';
+import { SCORE_NAMES, type AnalogSummary, type ScoreValues, type ScoredSnapshot } from '../contracts.ts';
 import { FEATURE_NAMES, type FeatureName } from '../features/definitions.ts';
 import { recordingEmitter, seededRandom } from '../tokens/fixtures.ts';
 import { loadRuleSet, RuleSetError, type SignalRule } from './rule-language.ts';
 import { DEFAULT_RULE_SET, EVENT_STUDY_SIGNALS, SIGNAL_RULES, signalRuleDocs } from './rules.ts';
-import { activeSignalsLookup, createSignalsState, evaluateSignals, SIGNALS_TOPIC, type SignalsState } from './signals.ts';
+import { activeSignalsLookup, createSignalsState, evaluateSignals, SIGNAL_DRAFTS_TOPIC, type SignalsState } from './signals.ts';
 
 const T0 = Date.UTC(2026, 4, 1);
 const MIN = 60_000;
@@ -21,18 +21,9 @@ function snap(tokenId: string, ts: number, features: Partial<Record<FeatureName,
   return { snapshotId: `snap_${tokenId}_${ts}`, tokenId, ts, features: f, scores: s, details: [], divergenceState: 'none' };
 }
 
+/** An analog summary, as the analogs stage fills one in. */
 const SUMMARY: AnalogSummary = { n: 40, median24h: 0.12, worstDrawdown24h: -0.3, positiveShare: 0.6, confidence: 'MEDIUM' };
 
-function fakeAnalogs(summary: AnalogSummary = SUMMARY): AnalogLookup & { calls: { snapshotId: string; k: number }[] } {
-  const calls: { snapshotId: string; k: number }[] = [];
-  return {
-    calls,
-    analogs(query, k) {
-      calls.push({ snapshotId: query.snapshotId, k });
-      return { neighbours: [], summary };
-    },
-  };
-}
 
 /** One rule on unique_authors_1h, with short end and cooldown times. */
 const TEST_RULE: SignalRule = {
@@ -57,12 +48,11 @@ const EARLY = {
 } satisfies Partial<Record<FeatureName, number>>;
 
 describe('firing', () => {
-  it('fires EARLY_ACCELERATION with the values, reasons and analogs of the snapshot that met every condition', () => {
+  it('fires EARLY_ACCELERATION with the values and reasons of the snapshot that met every condition, as a draft without analogs', () => {
     const state = createSignalsState();
     const emitter = recordingEmitter();
-    const analogs = fakeAnalogs();
     const scored = snap('tk_a', T0, { ...EARLY, mentions_1h: 3 }, { early_quality: 72, crowding: 20 });
-    const { fired, ended } = evaluateSignals(state, scored, emitter, analogs);
+    const { fired, ended } = evaluateSignals(state, scored, emitter);
 
     expect(ended).toEqual([]);
     expect(fired).toHaveLength(1);
@@ -86,8 +76,7 @@ describe('firing', () => {
     expect(s.scores.momentum).toBeNull();
     expect(s.features.mentions_1h).toBe(3);
     expect(s.features.unique_authors_1h).toBe(3);
-    expect(s.analogs).toEqual(SUMMARY);
-    expect(analogs.calls).toEqual([{ snapshotId: scored.snapshotId, k: 40 }]);
+    expect(s.analogs).toBeNull();
 
     // Every condition is reported with the value that met it, and a sentence built from that value.
     const rule = SIGNAL_RULES.find((r) => r.type === 'EARLY_ACCELERATION')!;
@@ -104,28 +93,26 @@ describe('firing', () => {
     const margins = [0.3 / 1.5, 0.7 / 2.5, 3 / 6, 0.06 / 0.08, 0.15 / 1, 0.45 / 0.6, 1.6 / 3];
     expect(s.strength).toBeCloseTo((100 * margins.reduce((a, b) => a + b)) / margins.length, 1);
 
-    expect(emitter.outputs).toEqual([{ topic: SIGNALS_TOPIC, key: 'tk_a', value: s, timestamp: T0 }]);
+    expect(emitter.outputs).toEqual([{ topic: SIGNAL_DRAFTS_TOPIC, key: 'tk_a', value: s, timestamp: T0 }]);
     expect(SignalSchema.parse(s)).toEqual(s);
   });
 
-  it('does not fire when one condition fails, and carries a null analog summary when no analog resolved yet', () => {
+  it('does not fire when one condition fails', () => {
     const state = createSignalsState();
-    const analogs = fakeAnalogs({ n: 0, median24h: null, worstDrawdown24h: null, positiveShare: null, confidence: 'LOW' });
-    const crowded = evaluateSignals(state, snap('tk_a', T0, { ...EARLY, unique_authors_1h: 7 }), recordingEmitter(), analogs);
+    const crowded = evaluateSignals(state, snap('tk_a', T0, { ...EARLY, unique_authors_1h: 7 }), recordingEmitter());
     expect(crowded.fired).toEqual([]);
-    expect(analogs.calls).toEqual([]);
-    const { fired } = evaluateSignals(state, snap('tk_a', T0 + 5 * MIN, EARLY), recordingEmitter(), analogs);
-    expect(fired.map((s) => [s.type, s.analogs])).toEqual([['EARLY_ACCELERATION', null]]);
+    const { fired } = evaluateSignals(state, snap('tk_a', T0 + 5 * MIN, EARLY), recordingEmitter());
+    expect(fired.map((s) => s.type)).toEqual(['EARLY_ACCELERATION']);
   });
 
   it('never lets a null value satisfy a condition, whatever the op', () => {
     for (const op of ['>', '>=', '<', '<='] as const) {
       const set = loadRuleSet([{ ...TEST_RULE, conditions: [{ field: 'early_quality', op, value: 50 }] }]);
-      const { fired } = evaluateSignals(createSignalsState(), snap('tk_a', T0), recordingEmitter(), fakeAnalogs(), set);
+      const { fired } = evaluateSignals(createSignalsState(), snap('tk_a', T0), recordingEmitter(), set);
       expect(fired, op).toEqual([]);
     }
     const set = loadRuleSet([{ ...TEST_RULE, conditions: [{ field: 'early_quality', op: '>=', value: 50 }] }]);
-    const { fired } = evaluateSignals(createSignalsState(), snap('tk_a', T0, {}, { early_quality: 60 }), recordingEmitter(), fakeAnalogs(), set);
+    const { fired } = evaluateSignals(createSignalsState(), snap('tk_a', T0, {}, { early_quality: 60 }), recordingEmitter(), set);
     expect(fired[0].conditions).toEqual([{ field: 'early_quality', op: '>=', measure: 'value', threshold: 50, actual: 60 }]);
     expect(fired[0].why).toEqual(['The early-quality score is 60 (at least 50)']);
   });
@@ -134,7 +121,7 @@ describe('firing', () => {
     const set = loadRuleSet([{ ...TEST_RULE, conditions: [{ field: 'unique_authors_1h', op: '>=', value: 2, measure: 'change' }] }]);
     const state = createSignalsState();
     const run = (tokenId: string, ts: number, authors: number | null) =>
-      evaluateSignals(state, snap(tokenId, ts, { unique_authors_1h: authors }), recordingEmitter(), fakeAnalogs(), set).fired;
+      evaluateSignals(state, snap(tokenId, ts, { unique_authors_1h: authors }), recordingEmitter(), set).fired;
     expect(run('tk_a', T0, 9)).toEqual([]); // no previous snapshot
     expect(run('tk_b', T0, 1)).toEqual([]);
     expect(run('tk_a', T0 + 5 * MIN, 10)).toEqual([]); // +1
@@ -149,7 +136,7 @@ describe('firing', () => {
 describe('lifecycle', () => {
   function step(state: SignalsState, tokenId: string, minute: number, authors: number) {
     const emitter = recordingEmitter();
-    const result = evaluateSignals(state, snap(tokenId, T0 + minute * MIN, { unique_authors_1h: authors }), emitter, fakeAnalogs(), TEST_SET);
+    const result = evaluateSignals(state, snap(tokenId, T0 + minute * MIN, { unique_authors_1h: authors }), emitter, TEST_SET);
     return { ...result, outputs: emitter.outputs };
   }
 
@@ -166,7 +153,7 @@ describe('lifecycle', () => {
 
     const lapse = step(state, 'tk_a', 35, 3); // 30 minutes after minute 5
     expect(lapse.ended).toEqual([{ ...first, status: 'ended', endedAt: T0 + 35 * MIN, endReason: 'conditions_lapsed', version: 2, ts: T0 + 35 * MIN }]);
-    expect(lapse.outputs).toEqual([{ topic: SIGNALS_TOPIC, key: 'tk_a', value: lapse.ended[0], timestamp: T0 + 35 * MIN }]);
+    expect(lapse.outputs).toEqual([{ topic: SIGNAL_DRAFTS_TOPIC, key: 'tk_a', value: lapse.ended[0], timestamp: T0 + 35 * MIN }]);
     expect(activeSignalsLookup(state).active('tk_a')).toEqual([]);
 
     expect(step(state, 'tk_a', 40, 8).fired).toEqual([]); // cooldown until minute 95
@@ -199,7 +186,7 @@ describe('lifecycle', () => {
     const set = loadRuleSet([TEST_RULE, { ...TEST_RULE, name: 'test_many', type: 'TEST_MANY', conditions: [{ field: 'unique_authors_1h', op: '>=', value: 10 }] }]);
     const state = createSignalsState();
     const run = (minute: number, authors: number) =>
-      evaluateSignals(state, snap('tk_a', T0 + minute * MIN, { unique_authors_1h: authors }), recordingEmitter(), fakeAnalogs(), set);
+      evaluateSignals(state, snap('tk_a', T0 + minute * MIN, { unique_authors_1h: authors }), recordingEmitter(), set);
     expect(run(0, 6).fired.map((s) => s.type)).toEqual(['TEST_AUTHORS']);
     expect(run(5, 12).fired.map((s) => s.type)).toEqual(['TEST_MANY']);
     expect(activeSignalsLookup(state).active('tk_a').map((s) => s.type)).toEqual(['TEST_AUTHORS', 'TEST_MANY']);
@@ -211,7 +198,7 @@ describe('lifecycle', () => {
     const set = loadRuleSet([TEST_RULE, few]);
     const state = createSignalsState();
     const run = (minute: number, authors: number) =>
-      evaluateSignals(state, snap('tk_a', T0 + minute * MIN, { unique_authors_1h: authors }), recordingEmitter(), fakeAnalogs(), set);
+      evaluateSignals(state, snap('tk_a', T0 + minute * MIN, { unique_authors_1h: authors }), recordingEmitter(), set);
     expect(run(0, 6).fired.map((s) => s.type)).toEqual(['TEST_AUTHORS']);
     const handover = run(30, 1);
     expect(handover.ended.map((s) => s.type)).toEqual(['TEST_AUTHORS']);
@@ -261,8 +248,7 @@ describe('determinism and records', () => {
 
   function run(state: SignalsState, snaps: ScoredSnapshot[]) {
     const emitter = recordingEmitter();
-    const analogs = fakeAnalogs();
-    for (const s of snaps) evaluateSignals(state, s, emitter, analogs);
+    for (const s of snaps) evaluateSignals(state, s, emitter);
     return emitter.outputs;
   }
 
@@ -281,41 +267,6 @@ describe('determinism and records', () => {
     expect([...before, ...run(restored, snaps.slice(half))]).toEqual(once);
   });
 
-  it('reads the analog pool only to fill in the analogs field: what fires and ends, and when, does not depend on it', () => {
-    const snaps = stream();
-    // Two pools that disagree everywhere: summaries that vary with the query, and none at all.
-    const varying: AnalogLookup & { asked: string[] } = {
-      asked: [],
-      analogs(query) {
-        this.asked.push(query.snapshotId);
-        const n = 1 + (query.ts / (5 * MIN)) % 50;
-        return { neighbours: [], summary: { n, median24h: n / 100, worstDrawdown24h: -n / 200, positiveShare: 0.5, confidence: n >= 30 ? 'HIGH' : 'LOW' } };
-      },
-    };
-    const empty = fakeAnalogs({ n: 0, median24h: null, worstDrawdown24h: null, positiveShare: null, confidence: 'LOW' });
-    const withVarying = recordingEmitter();
-    const withEmpty = recordingEmitter();
-    const stateVarying = createSignalsState();
-    const stateEmpty = createSignalsState();
-    for (const s of snaps) {
-      evaluateSignals(stateVarying, s, withVarying, varying);
-      evaluateSignals(stateEmpty, s, withEmpty, empty);
-    }
-
-    const signals = (outputs: typeof withVarying.outputs) => outputs.map((o) => o.value as Signal);
-    const fired = signals(withVarying.outputs).filter((s) => s.version === 1);
-    expect(fired.length).toBeGreaterThan(10);
-    // Asked once per firing, with the firing snapshot, and nowhere else.
-    expect(varying.asked).toEqual(fired.map((s) => `snap_${s.tokenId}_${s.firedAt}`));
-    expect(fired.every((s) => s.analogs !== null)).toBe(true);
-    expect(signals(withEmpty.outputs).every((s) => s.analogs === null)).toBe(true);
-    // Everything else is the same, record for record and in the same order; an ended record carries its firing's summary.
-    const withoutAnalogs = (outputs: typeof withVarying.outputs) => outputs.map((o) => ({ ...o, value: { ...(o.value as Signal), analogs: null } }));
-    expect(withoutAnalogs(withVarying.outputs)).toEqual(withoutAnalogs(withEmpty.outputs));
-    const firedById = new Map(fired.map((s) => [s.signalId, s.analogs]));
-    for (const ended of signals(withVarying.outputs).filter((s) => s.version === 2)) expect(ended.analogs).toEqual(firedById.get(ended.signalId));
-  });
-
   it('emits records that round-trip through the Avro schema and the validator', () => {
     const type = avro.Type.forSchema(JSON.parse(readFileSync(join(import.meta.dirname, '../../../schemas/avro/signal/v1.avsc'), 'utf8')), {
       omitRecordMethods: true,
@@ -323,8 +274,8 @@ describe('determinism and records', () => {
     const outputs = run(createSignalsState(), stream());
     const fired = outputs.find((o) => (o.value as Signal).version === 1)!.value as Signal;
     const ended = outputs.find((o) => (o.value as Signal).version === 2)!.value as Signal;
-    const nullAnalogs = { ...fired, analogs: null };
-    for (const record of [fired, ended, nullAnalogs]) {
+    const withAnalogs = { ...fired, analogs: SUMMARY };
+    for (const record of [fired, ended, withAnalogs]) {
       const back = type.fromBuffer(type.toBuffer(record));
       expect(back).toEqual(record);
       expect(SignalSchema.parse(back)).toEqual(record);
@@ -333,7 +284,7 @@ describe('determinism and records', () => {
   });
 
   it('refuses a record whose status and end fields disagree', () => {
-    const [fired] = evaluateSignals(createSignalsState(), snap('tk_a', T0, EARLY), recordingEmitter(), fakeAnalogs()).fired;
+    const [fired] = evaluateSignals(createSignalsState(), snap('tk_a', T0, EARLY), recordingEmitter()).fired;
     expect(SignalSchema.safeParse({ ...fired, endedAt: T0 + MIN }).success).toBe(false);
     expect(SignalSchema.safeParse({ ...fired, status: 'ended' }).success).toBe(false);
   });

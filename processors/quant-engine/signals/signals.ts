@@ -1,6 +1,6 @@
 import { TOPICS } from '../../../schemas/catalogue.ts';
-import type { Signal, SignalAnalogs, SignalCondition, SignalEndReason } from '../../../schemas/records/quant-signals.ts';
-import type { ActiveSignal, ActiveSignalsLookup, AnalogLookup, Emitter, ScoredSnapshot } from '../contracts.ts';
+import type { Signal, SignalCondition, SignalEndReason } from '../../../schemas/records/quant-signals.ts';
+import type { ActiveSignal, ActiveSignalsLookup, Emitter, ScoredSnapshot } from '../contracts.ts';
 import { compare, describeCondition, fieldValue, margin, type LoadedRule, type RuleCondition, type RuleSet } from './rule-language.ts';
 import { DEFAULT_RULE_SET } from './rules.ts';
 
@@ -10,11 +10,12 @@ import { DEFAULT_RULE_SET } from './rules.ts';
  * snapshot end first (so the result never depends on the order of tokens within one grid
  * time); then each rule is checked on the snapshot's token. A rule fires when all its
  * conditions hold, the token has no active signal of it and its cooldown has passed.
+ *
+ * Nothing here reads the analog pool: the summary a firing carries is filled in downstream,
+ * by the analogs stage (processors/analogs), so the records go out as drafts without one.
  */
 
-export const SIGNALS_TOPIC = TOPICS.signals.name;
-/** Neighbours asked of the analog model for a signal's summary. */
-export const SIGNAL_ANALOGS_K = 40;
+export const SIGNAL_DRAFTS_TOPIC = TOPICS.signalDrafts.name;
 /** Earlier firings of a rule on a token whose ids a record carries. */
 const PRIOR_IDS_KEPT = 5;
 
@@ -60,7 +61,6 @@ export function evaluateSignals(
   state: SignalsState,
   scored: ScoredSnapshot,
   emitter: Emitter,
-  analogs: AnalogLookup,
   ruleSet: RuleSet = DEFAULT_RULE_SET,
 ): SignalsResult {
   const result: SignalsResult = { fired: [], ended: [] };
@@ -87,7 +87,7 @@ export function evaluateSignals(
     if (!met) continue;
     const history = state.history.get(historyKey(rule.name, scored.tokenId));
     if (history && ts < history.cooldownUntil) continue;
-    const signal = fire(state, rule, scored, met, history, emitter, analogs);
+    const signal = fire(state, rule, scored, met, history, emitter);
     if (!tokenActive) state.active.set(scored.tokenId, (tokenActive = new Map()));
     tokenActive.set(rule.name, {
       ruleName: rule.name,
@@ -159,7 +159,6 @@ function fire(
   met: MetCondition[],
   history: FiringHistory | undefined,
   emitter: Emitter,
-  analogs: AnalogLookup,
 ): Signal {
   const strength = (100 * met.reduce((sum, m) => sum + margin(m.actual, m.condition.op, m.condition.value), 0)) / met.length;
   const conditions: SignalCondition[] = met.map(({ condition, actual }) => ({
@@ -185,7 +184,7 @@ function fire(
     why: met.map((m) => describeCondition(m.condition, m.actual)),
     conditions,
     features,
-    analogs: analogSummary(analogs, scored),
+    analogs: null,
     tokenId: scored.tokenId,
     priorFirings: history?.count ?? 0,
     priorSignalIds: history ? [...history.lastIds] : [],
@@ -197,20 +196,8 @@ function fire(
     lastIds: [signal.signalId, ...(history?.lastIds ?? [])].slice(0, PRIOR_IDS_KEPT),
     cooldownUntil: history?.cooldownUntil ?? -Infinity,
   });
-  emitter.emit({ topic: SIGNALS_TOPIC, key: signal.tokenId, value: signal, timestamp: signal.ts });
+  emitter.emit({ topic: SIGNAL_DRAFTS_TOPIC, key: signal.tokenId, value: signal, timestamp: signal.ts });
   return signal;
-}
-
-function analogSummary(analogs: AnalogLookup, scored: ScoredSnapshot): SignalAnalogs | null {
-  const { summary } = analogs.analogs(scored, SIGNAL_ANALOGS_K);
-  if (summary.n === 0) return null;
-  return {
-    n: summary.n,
-    median24h: summary.median24h,
-    worstDrawdown24h: summary.worstDrawdown24h,
-    positiveShare: summary.positiveShare,
-    confidence: summary.confidence,
-  };
 }
 
 /** When the end rule is met if nothing holds again: the earlier of the lapse and the maximum age. */
@@ -244,7 +231,7 @@ function endSignal(
   if (tokenActive?.size === 0) state.active.delete(fired.tokenId);
   const history = state.history.get(historyKey(entry.ruleName, fired.tokenId));
   if (history) history.cooldownUntil = at + entry.cooldownMs;
-  emitter.emit({ topic: SIGNALS_TOPIC, key: ended.tokenId, value: ended, timestamp: ended.ts });
+  emitter.emit({ topic: SIGNAL_DRAFTS_TOPIC, key: ended.tokenId, value: ended, timestamp: ended.ts });
   result.ended.push(ended);
 }
 
