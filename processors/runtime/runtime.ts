@@ -161,6 +161,8 @@ export class ProcessorRuntime<State> {
   private readonly idleCheckMs: number;
   /** How often the watch looks for work held up for long (RuntimeOptions.watchMs). */
   private readonly watchMs: number;
+  /** Records handled (processed or dead-lettered) when the watch last looked. */
+  private handledAtLastWatch = 0;
   private readonly tasks = new Map<number, Task<State>>();
   private consumer: LogConsumer | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -333,14 +335,19 @@ export class ProcessorRuntime<State> {
 
   /**
    * A stage that stands still with input left logs nothing by itself: say so when the tasks'
-   * queue, or the line of commits, has been held by one job for long, or a task's input had
-   * records in the log at the last look and none came since, with what was held.
+   * queue has been held by one job for long without a record handled since the last look
+   * (a batch working through a backlog holds it for long too, handling records all along),
+   * or the line of commits by one commit, or a task's input had records in the log at the
+   * last look and none came since, with what was held.
    */
   private watchLongRunning(): void {
     const now = Date.now();
     const { job, commit } = this.busySince;
     const assigned = this.consumer?.assignment().length ?? 0;
-    if (job !== undefined && now - job >= this.watchMs) {
+    const handled = this.stats.processed + this.stats.deadLettered;
+    const handledSinceLastLook = handled !== this.handledAtLastWatch;
+    this.handledAtLastWatch = handled;
+    if (job !== undefined && now - job >= this.watchMs && !handledSinceLastLook) {
       this.logger.warn({ runningMs: now - job, tasks: this.tasks.size, assigned, advancing: this.advancing, unsent: this.unsent }, 'a job on the tasks\' queue (a batch, an idle check or a task load) is taking long; every task waits behind it');
     }
     if (commit !== undefined && now - commit >= this.watchMs) {

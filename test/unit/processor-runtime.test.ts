@@ -434,6 +434,61 @@ describe('processor runtime', () => {
     }
   });
 
+  /** Warnings of a job holding the tasks' queue, while a runtime with a 500 ms watch runs `processor` on the dir's input. */
+  async function jobWarnings(processor: Processor<unknown>, checkpoints: (dir: string) => FileCheckpoints, until: (runtime: ProcessorRuntime<unknown>, warned: () => number) => Promise<unknown>) {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const warnings: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line) as { msg: string }) });
+    const runtime = new ProcessorRuntime<unknown>({ processor, log, codec, checkpoints: checkpoints(dir), logger, watchMs: 500 });
+    const jobs = () => warnings.filter((w) => w.msg.startsWith("a job on the tasks' queue")).length;
+    void runtime.start();
+    try {
+      await until(runtime, jobs);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+    return jobs();
+  }
+
+  it('warns of a job that holds the tasks\' queue for long without handling a record', async () => {
+    // Loading the task's checkpoint takes until the warning came: the job handles nothing meanwhile.
+    let loaded!: () => void;
+    const slowLoad = new Promise<void>((resolve) => (loaded = resolve));
+    class SlowCheckpoints extends FileCheckpoints {
+      override async load<State>(processor: string, partition: number) {
+        await slowLoad;
+        return super.load<State>(processor, partition);
+      }
+    }
+    const warned = await jobWarnings(orderSensitiveProcessor('order-sensitive', 'single'), (dir) => new SlowCheckpoints(join(dir, 'state')), async (runtime, jobs) => {
+      await waitFor(() => jobs() > 0, 'the warning', 10_000);
+      loaded();
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+    });
+    expect(warned).toBeGreaterThan(0);
+  });
+
+  it('does not warn of a job that holds the tasks\' queue for long while it handles records', async () => {
+    // 3 ms a record for the first 800: the batch working through them holds the queue for
+    // more than 2 s (the previous watch warned of it: checked), handling records all along.
+    const fixture = orderSensitiveProcessor('order-sensitive', 'single');
+    let handled = 0;
+    const slow: Processor<unknown> = {
+      ...(fixture as Processor<unknown>),
+      process(state, record, ctx) {
+        if (handled++ < 800) for (const until = performance.now() + 3; performance.now() < until; );
+        fixture.process(state as never, record, ctx);
+      },
+    };
+    const warned = await jobWarnings(slow, (dir) => new FileCheckpoints(join(dir, 'state')), (runtime) =>
+      waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000),
+    );
+    expect(handled).toBeGreaterThan(800);
+    expect(warned).toBe(0);
+  });
+
   it('commits the checkpoint a task resumes from when the group never took it', async () => {
     const dir = await newDir();
     const { log, codec } = await openEmbedded(dir);
