@@ -84,6 +84,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'Snapshots and calls the quant engine tracks, with their entry price and liquidity: the outcomes stage\'s input.',
   },
+  analogInputs: {
+    name: 'quant.analog-inputs',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'analog-inputs',
+    key: 'token id',
+    description: "The scores and features each tracked snapshot's analog vector is made of: the analogs stage's input.",
+  },
   outcomes: {
     name: 'quant.outcomes',
     partitions: PARTITIONS,

@@ -4,7 +4,7 @@ import { Simulator } from '../../infra/feeds/sim/engine.ts';
 import { seededRandom } from '../../infra/feeds/sim/prng.ts';
 import { partitionForKey } from '../../infra/log/partitioner.ts';
 import { PARTITIONS, TOPICS } from '../../schemas/catalogue.ts';
-import type { OutcomeSubjectRecord, QuantSnapshot } from '../../schemas/records.ts';
+import type { AnalogInputsRecord, OutcomeSubjectRecord } from '../../schemas/records.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { quantEngine } from '../quant-engine/engine.ts';
 import { HOUR, MIN, recordingEmitter, T0, tick, tokenMeta } from '../quant-engine/tokens/fixtures.ts';
@@ -24,11 +24,14 @@ function given(state: AnalogsStageState, records: [string, { ts: number }][]): S
 const DAY = 24 * HOUR;
 const SCORES = { momentum: 50, conviction: null, crowding: 20, early_quality: 70, narrative_velocity: 40, divergence: null, smart_cohort: null };
 
-function snapshot(tokenId: string, ts: number, momentum: number): QuantSnapshot {
-  return { snapshotId: `snap_${tokenId}_${ts}`, tokenId, ts, scores: { ...SCORES, momentum }, features: { price_change_1h: 0.01, volume_acceleration: 1, liquidity_usd: 100_000 } } as unknown as QuantSnapshot;
+/** A tracked snapshot's vector inputs, as the engine writes them beside its subject. */
+function vector(tokenId: string, ts: number, momentum: number): AnalogInputsRecord {
+  const { crowding, early_quality, narrative_velocity } = SCORES;
+  const [priceChange1h, volumeAcceleration, liquidityUsd] = [0.01, 1, 100_000];
+  return { snapshotId: `snap_${tokenId}_${ts}`, tokenId, ts, momentum, crowding, earlyQuality: early_quality, narrativeVelocity: narrative_velocity, priceChange1h, volumeAcceleration, liquidityUsd };
 }
 
-function subjectOf(s: QuantSnapshot): OutcomeSubjectRecord {
+function subjectOf(s: AnalogInputsRecord): OutcomeSubjectRecord {
   return { kind: 'snapshot', subjectId: s.snapshotId, tokenId: s.tokenId, ts: s.ts, entryPrice: 10, entryLiquidity: 100_000 };
 }
 
@@ -65,8 +68,8 @@ function history(): [string, { ts: number }][] {
   ];
   for (let ts = T0 + 2 * HOUR; ts <= T0 + 2 * DAY; ts += 2 * HOUR) {
     for (const [tokenId, price] of [['tk_a', 10 + (ts / HOUR) % 3], ['tk_b', 20 - (ts / HOUR) % 5]] as const) {
-      const s = snapshot(tokenId, ts, (ts / HOUR) % 100);
-      records.push([TOPICS.market.name, tick(tokenId, ts - MIN, price)], [TOPICS.snapshots.name, s], [TOPICS.outcomeSubjects.name, subjectOf(s)]);
+      const v = vector(tokenId, ts, (ts / HOUR) % 100);
+      records.push([TOPICS.market.name, tick(tokenId, ts - MIN, price)], [TOPICS.analogInputs.name, v], [TOPICS.outcomeSubjects.name, subjectOf(v)]);
     }
   }
   return records;
@@ -93,7 +96,7 @@ describe('analogs stage', () => {
     expect(ended).toEqual({ ...draft('tk_a', T0 + 2 * DAY + HOUR, 'ended', T0 + 2 * DAY + 5 * MIN), analogs: fired.analogs });
   });
 
-  it('drops drafts, subjects and snapshots an engine repeats after a crash', () => {
+  it('drops drafts, subjects and snapshot vectors an engine repeats after a crash', () => {
     const once = analogsStage.createState(0);
     const twice = analogsStage.createState(0);
     const records = [...history(), [TOPICS.signalDrafts.name, draft('tk_b', T0 + 2 * DAY + 5 * MIN)]] as [string, { ts: number }][];

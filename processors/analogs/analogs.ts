@@ -1,5 +1,5 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
-import type { MarketTick, OutcomeSubjectRecord, QuantSnapshot, TokenMeta } from '../../schemas/records.ts';
+import type { AnalogInputsRecord, MarketTick, OutcomeSubjectRecord, TokenMeta } from '../../schemas/records.ts';
 import type { Signal, SignalAnalogs } from '../../schemas/records/quant-signals.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createAnalogsState, onResolution, onSnapshot, queryAnalogs, type AnalogsState } from '../quant-engine/analogs/analogs.ts';
@@ -23,8 +23,11 @@ import type { Processor, ProcessorContext } from '../runtime/processor.ts';
  * order the subjects were tracked, which within one grid time is the token registry's (the
  * order tokens were first registered, `snapshotsAt` walks it). Subjects of one time may come
  * from the log's partitions in any order, so they wait here until a later time and are then
- * tracked in the registry's order. A firing carries its own query: its token, time, scores
- * and features are those of the snapshot it fired on.
+ * tracked in the registry's order. Only a tracked snapshot can become a candidate, and the
+ * engine writes the scores and features its vector is made of beside its subject
+ * (`quant.analog-inputs`: a few numbers, where a whole quant snapshot cost ten times as much
+ * to read). A firing carries its own query: its token, time, scores and features are those
+ * of the snapshot it fired on.
  */
 export interface AnalogsStageState {
   pool: AnalogsState;
@@ -37,6 +40,7 @@ export interface AnalogsStageState {
   waitingTs: number;
   /** Subjects up to this time are tracked: one at or before it is a repeat. */
   trackedThrough: number;
+  /** Time of the latest snapshot vector taken in: an older one is a repeat. */
   latestSnapshotTs: number;
   /** Summaries of the signals active now, by signal id, for their ended records. */
   activeSummaries: Map<string, SignalAnalogs | null>;
@@ -89,10 +93,11 @@ function onSubject(state: AnalogsStageState, subject: OutcomeSubjectRecord): voi
   state.waiting.push(subject);
 }
 
-function onQuantSnapshot(state: AnalogsStageState, snapshot: QuantSnapshot): void {
-  if (snapshot.ts < state.latestSnapshotTs) return; // a repeat; one at the latest time the pool drops itself
-  state.latestSnapshotTs = snapshot.ts;
-  onSnapshot(state.pool, snapshot);
+function onAnalogInputs(state: AnalogsStageState, record: AnalogInputsRecord): void {
+  if (record.ts < state.latestSnapshotTs) return; // a repeat; one at the latest time the pool drops itself
+  state.latestSnapshotTs = record.ts;
+  const { snapshotId, tokenId, ts, ...inputs } = record;
+  onSnapshot(state.pool, { snapshotId, tokenId, ts }, inputs);
 }
 
 function onDraft(state: AnalogsStageState, draft: Signal, ctx: ProcessorContext): void {
@@ -121,7 +126,7 @@ export const analogsStage: Processor<AnalogsStageState> = {
   stateVersion: 1,
   // The pool is one over every token: one task reads every partition.
   parallelism: 'single',
-  inputs: [TOPICS.tokens.name, TOPICS.market.name, TOPICS.outcomeSubjects.name, TOPICS.snapshots.name, TOPICS.signalDrafts.name],
+  inputs: [TOPICS.tokens.name, TOPICS.market.name, TOPICS.outcomeSubjects.name, TOPICS.analogInputs.name, TOPICS.signalDrafts.name],
   upstream: quantEngine,
   outputs: [TOPICS.signals.name],
   allowedLatenessMs: 0,
@@ -140,8 +145,8 @@ export const analogsStage: Processor<AnalogsStageState> = {
       }
       case TOPICS.outcomeSubjects.name:
         return onSubject(state, record.value as OutcomeSubjectRecord);
-      case TOPICS.snapshots.name:
-        return onQuantSnapshot(state, record.value as QuantSnapshot);
+      case TOPICS.analogInputs.name:
+        return onAnalogInputs(state, record.value as AnalogInputsRecord);
       case TOPICS.signalDrafts.name:
         return onDraft(state, record.value as Signal, ctx);
     }

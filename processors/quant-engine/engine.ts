@@ -1,6 +1,7 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { CohortCommand, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
 import type { InputRecord, Processor } from '../runtime/processor.ts';
+import { analogInputs } from './analogs/vector.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
 import type { ActiveSignalsLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
@@ -97,7 +98,10 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
       // The stream carries no analog summary per snapshot; the API computes it on request.
       emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
       if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
-      track(state, { kind: 'snapshot', subjectId: snapshot.snapshotId, tokenId: snapshot.tokenId, ts: snapshot.ts, entryPrice: snapshot.priceUsd }, emitter);
+      const { snapshotId, tokenId, ts } = scored;
+      if (!track(state, { kind: 'snapshot', subjectId: snapshotId, tokenId, ts, entryPrice: snapshot.priceUsd }, emitter)) continue;
+      // Only a tracked snapshot can become an analog: its vector goes with its subject.
+      emitter.emit({ topic: TOPICS.analogInputs.name, key: tokenId, value: { snapshotId, tokenId, ts, ...analogInputs(scored) }, timestamp: ts });
     }
   }
   advanceJoined(state, t, emitter);
@@ -120,14 +124,16 @@ function advanceJoined(state: EngineState, t: number, emitter: Emitter): void {
 /**
  * Hands a subject to the outcomes stage, which measures and emits its outcomes per token, with
  * the entry liquidity seen here. A call's outcomes are also tracked here, for author metrics;
- * a snapshot's only the analogs stage needs, which resolves them itself.
+ * a snapshot's only the analogs stage needs, which resolves them itself. False when refused
+ * (older than one tracked before).
  */
-function track(state: EngineState, subject: OutcomeSubject, emitter: Emitter): void {
+function track(state: EngineState, subject: OutcomeSubject, emitter: Emitter): boolean {
   const entryLiquidity = latestLiquidity(state.outcomes, subject.tokenId);
   const tracked = subject.kind === 'call' ? trackSubject(state.outcomes, subject, entryLiquidity) : admitSubject(state.outcomes, subject.ts);
-  if (!tracked) return;
+  if (!tracked) return false;
   const { kind, subjectId, tokenId, ts, entryPrice } = subject;
   emitter.emit({ topic: TOPICS.outcomeSubjects.name, key: tokenId, value: { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity }, timestamp: ts });
+  return true;
 }
 
 export function applyTokenMetaEvent(state: EngineState, meta: TokenMeta): void {
@@ -182,6 +188,7 @@ export const quantEngine: Processor<EngineState> = {
     TOPICS.snapshotsLatest.name,
     TOPICS.signalDrafts.name,
     TOPICS.outcomeSubjects.name,
+    TOPICS.analogInputs.name,
     TOPICS.calls.name,
     TOPICS.authorMetrics.name,
     TOPICS.cohorts.name,

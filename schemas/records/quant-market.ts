@@ -4,8 +4,9 @@ import { eventTime, isNullableFinite, nullableNumber, snapshotHeader, stringMap,
 /**
  * Record types the quant engine's market-side modules derive: references no token matched
  * (mentions), point-in-time feature snapshots (features), the subjects whose outcomes are
- * measured and forward outcomes (outcomes). Avro schemas: schemas/avro/unresolved-ref,
- * feature-snapshot, outcome-subject and outcome.
+ * measured and forward outcomes (outcomes), and what the analog vector of a tracked snapshot
+ * is made of (analogs). Avro schemas: schemas/avro/unresolved-ref, feature-snapshot,
+ * outcome-subject, outcome and analog-inputs.
  */
 
 export const UNRESOLVED_REASONS = ['invalid', 'unknown_symbol', 'unknown_id', 'unknown_address'] as const;
@@ -59,3 +60,18 @@ export const OutcomeSubjectRecordSchema = z.strictObject({
   entryLiquidity: z.number().finite().nullable(),
 });
 export type OutcomeSubjectRecord = z.infer<typeof OutcomeSubjectRecordSchema>;
+
+/** A tracked snapshot's analog vector inputs (processors/quant-engine/analogs/vector.ts): what the analogs stage pools. */
+export const AnalogInputsRecordSchema = z.strictObject({
+  snapshotId: z.string().min(1),
+  tokenId,
+  ts: eventTime,
+  momentum: nullableNumber,
+  crowding: nullableNumber,
+  earlyQuality: nullableNumber,
+  narrativeVelocity: nullableNumber,
+  priceChange1h: nullableNumber,
+  volumeAcceleration: nullableNumber,
+  liquidityUsd: nullableNumber,
+});
+export type AnalogInputsRecord = z.infer<typeof AnalogInputsRecordSchema>;

@@ -69,15 +69,15 @@ describe('the analogs stage, joined to the engine by watermark', () => {
     const decoded = (await w.codec.decode(TOPICS.signalDrafts.name, draft.value!)) as Signal;
     // One record that is not Avro, one that decodes but fails validation.
     await w.log.append(TOPICS.signalDrafts.name, [{ key: draft.key, value: await w.codec.encode(TOPICS.signalDrafts.name, { ...decoded, strength: -5 }), timestamp: draft.timestamp }]);
-    await w.log.append(TOPICS.snapshots.name, [{ key: draft.key, value: Buffer.from('not avro at all'), timestamp: draft.timestamp }]);
+    await w.log.append(TOPICS.analogInputs.name, [{ key: draft.key, value: Buffer.from('not avro at all'), timestamp: draft.timestamp }]);
     const stage = runtime(w, analogsStage, { maxBatchRecords: 5000 });
     void stage.start();
     await toEnd(stage, 'the analogs stage');
     expect(stage.stats.deadLettered).toBe(2);
     const letters = (await Promise.all((await readTopic(w.log, TOPICS.deadLetters.name)).map((r) => w.codec.decode(TOPICS.deadLetters.name, r.value!)))) as DeadLetter[];
-    expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${analogsStage.name} ${TOPICS.signalDrafts.name}`, `${analogsStage.name} ${TOPICS.snapshots.name}`]);
+    expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${analogsStage.name} ${TOPICS.analogInputs.name}`, `${analogsStage.name} ${TOPICS.signalDrafts.name}`]);
     expect(letters.find((l) => l.source === TOPICS.signalDrafts.name)?.reason).toContain('strength');
-    expect(letters.find((l) => l.source === TOPICS.snapshots.name)?.reason).toContain('wire format');
+    expect(letters.find((l) => l.source === TOPICS.analogInputs.name)?.reason).toContain('wire format');
     expect(await signalRecords(w.log)).toEqual(reference);
   }, 300_000);
 });

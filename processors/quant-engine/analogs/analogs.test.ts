@@ -16,7 +16,7 @@ import {
   type AnalogQuery,
   type AnalogsState,
 } from './analogs.ts';
-import { ANALOG_DIMS as D, fitStandardisation, writeRawVector, type AnalogInputs } from './vector.ts';
+import { ANALOG_DIMS as D, analogInputs, fitStandardisation, writeRawVector, type AnalogInputs } from './vector.ts';
 import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
 
 const HOUR = 3_600_000;
@@ -99,7 +99,7 @@ function history(state: AnalogsState, random: () => number, steps: number, token
     for (let tk = 0; tk < tokens; tk++) {
       if (random() < 0.5) continue;
       const s = scored(`snap_${step}_${tk}`, `tk_${tk}`, t, randomInputs(random));
-      onSnapshot(state, s);
+      onSnapshot(state, s, analogInputs(s));
       made.push(s);
       if (random() < 0.95) waiting.push(s);
     }
@@ -218,8 +218,8 @@ describe('analogs', () => {
     const state = createAnalogsState();
     const early = scored('s_early', 'tk_a', T0, { ...BASE_INPUTS, momentum: 10 });
     const exact = scored('s_exact', 'tk_b', T0 + HOUR, BASE_INPUTS);
-    onSnapshot(state, early);
-    onSnapshot(state, exact);
+    onSnapshot(state, early, analogInputs(early));
+    onSnapshot(state, exact, analogInputs(exact));
     onResolution(state, resolution(early, 0.1, -0.1));
     onResolution(state, resolution(exact, 0.2, -0.2));
     const at = (ts: number): string[] => queryAnalogs(state, { tokenId: 'tk_q', ts, inputs: BASE_INPUTS }, 10).neighbours.map((n) => n.snapshotId);
@@ -258,7 +258,7 @@ describe('analogs', () => {
     const live = createAnalogsState();
     const own = scored('own', 'tk_a', T0, BASE_INPUTS);
     const other = scored('other', 'tk_b', T0, BASE_INPUTS);
-    for (const s of [own, other]) onSnapshot(live, s);
+    for (const s of [own, other]) onSnapshot(live, s, analogInputs(s));
     for (const s of [own, other]) onResolution(live, resolution(s, 0, 0));
     expect(analogs(live, scored('q', 'tk_a', T0 + DAY, BASE_INPUTS), 10).neighbours.map((n) => n.snapshotId)).toEqual(['other']);
   });
@@ -285,7 +285,7 @@ describe('analogs', () => {
       [0.05, 0],
     ];
     const snaps = outcomes.map((_, i) => scored(`s_${i}`, `tk_${i}`, T0 + i, { ...BASE_INPUTS, momentum: 50 + i }));
-    for (const s of snaps) onSnapshot(state, s);
+    for (const s of snaps) onSnapshot(state, s, analogInputs(s));
     snaps.forEach((s, i) => onResolution(state, resolution(s, outcomes[i][0], outcomes[i][1])));
     const { neighbours, summary } = queryAnalogs(state, { tokenId: 'tk_q', ts: T0 + 2 * DAY, inputs: { ...BASE_INPUTS, momentum: 50 } }, 40);
     expect(neighbours.map((n) => n.snapshotId)).toEqual(['s_0', 's_1', 's_2', 's_3', 's_4']);
@@ -317,8 +317,8 @@ describe('analogs', () => {
     const state = createAnalogsState();
     const a = scored('a', 'tk_a', T0, BASE_INPUTS);
     const b = scored('b', 'tk_b', T0 + HOUR, BASE_INPUTS);
-    onSnapshot(state, a);
-    onSnapshot(state, b);
+    onSnapshot(state, a, analogInputs(a));
+    onSnapshot(state, b, analogInputs(b));
     onResolution(state, resolution(b, 0, 0, '1h'));
     onResolution(state, { ...resolution(b, 0, 0), subject: { ...resolution(b, 0, 0).subject, kind: 'call' } });
     expect(state.candidates.count).toBe(0);

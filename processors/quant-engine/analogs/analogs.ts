@@ -167,18 +167,25 @@ export function createAnalogsState(): AnalogsState {
   };
 }
 
-/** A snapshot as the pool takes it in: which, when, and what its vector is made of. */
-export type AnalogSnapshot = AnalogSource & { snapshotId: string; tokenId: string; ts: number };
+/** Which snapshot, of which token, at what time. */
+export interface SnapshotRef {
+  snapshotId: string;
+  tokenId: string;
+  ts: number;
+}
+
+/** A snapshot as a query names it: which, when, and what its vector is made of. */
+export type AnalogSnapshot = AnalogSource & SnapshotRef;
 
 /** Remembers a snapshot's vector until its 24h outcome resolves. */
-export function onSnapshot(state: AnalogsState, scored: AnalogSnapshot): void {
+export function onSnapshot(state: AnalogsState, snapshot: SnapshotRef, inputs: AnalogInputs): void {
   const p = state.pending;
-  if (p.seqById.has(scored.snapshotId)) return;
-  p.seqById.set(scored.snapshotId, p.base + p.snapshotId.length);
-  p.snapshotId.push(scored.snapshotId);
-  p.tokenId.push(scored.tokenId);
-  p.ts.push(scored.ts);
-  writeRawVector(analogInputs(scored), p.raw, p.raw.length);
+  if (p.seqById.has(snapshot.snapshotId)) return;
+  p.seqById.set(snapshot.snapshotId, p.base + p.snapshotId.length);
+  p.snapshotId.push(snapshot.snapshotId);
+  p.tokenId.push(snapshot.tokenId);
+  p.ts.push(snapshot.ts);
+  writeRawVector(inputs, p.raw, p.raw.length);
 }
 
 /**
