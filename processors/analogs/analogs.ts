@@ -50,8 +50,12 @@ export interface AnalogsStageState {
 
 /** Neighbours asked of the analog model for a signal's summary. */
 export const SIGNAL_ANALOGS_K = 40;
-/** Longer than any rule's maximum age: an engine that crashed repeats drafts within it. */
-const REPEATED_DRAFTS_WINDOW_MS = 14 * 24 * 3_600_000;
+/**
+ * How long a draft is remembered to drop its repeats: a crashed engine repeats what it wrote
+ * since its checkpoint, which during a catch-up may span days of event time (as public-events
+ * remembers its inputs).
+ */
+const REPEATED_DRAFTS_WINDOW_MS = 30 * 24 * 3_600_000;
 
 export function createAnalogsStageState(): AnalogsStageState {
   return {
