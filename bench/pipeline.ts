@@ -10,11 +10,10 @@ import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { onThreadsToEnd, runToEnd } from './processor-runs.ts';
-import { atLeast, report } from './results.ts';
+import { atLeast, eventsPerSecond as rate, report } from './results.ts';
 
 const DAYS = Number(process.env.BENCH_PIPELINE_DAYS ?? 7);
 const logger = pino({ level: 'warn' });
-const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} events/s`;
 
 /**
  * The embedded pipeline over the default simulated world, from offset 0 to the end of the

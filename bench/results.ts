@@ -39,6 +39,9 @@ export const shareOfBaseline = (min: number): Target => ({
 /** At least this multiple of the baseline, e.g. 1.7 for "≥ 1.7×". */
 export const timesBaseline = (min: number): Target => ({ text: `≥ ${min}×`, meets: (_v, ratio) => ratio !== null && ratio >= min });
 
+/** A rate as the benches print it: "12,345 events/s". */
+export const eventsPerSecond = (n: number): string => `${Math.round(n).toLocaleString('en-US')} events/s`;
+
 export interface Measured {
   figure: string;
   value: number;

@@ -17,7 +17,7 @@ import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
 import { onThreadsToEnd, runToEnd } from './processor-runs.ts';
-import { report, timesBaseline } from './results.ts';
+import { eventsPerSecond as rate, report, timesBaseline } from './results.ts';
 
 const run = promisify(execFile);
 const SESSION_TIMEOUT_MS = 6_000;
@@ -98,8 +98,6 @@ async function stageOnThreads(): Promise<void> {
     note: 'a task per partition (4), each thread a share of them; the faster of two runs each',
   });
 }
-
-const rate = (n: number) => `${Math.round(n).toLocaleString('en-US')} events/s`;
 
 /**
  * Seeds `days` of the default world into a new data dir and runs `prepare` on it, then times
