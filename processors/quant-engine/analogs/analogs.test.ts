@@ -4,7 +4,6 @@ import type { AnalogNeighbour, OutcomeResolution, ScoredSnapshot } from '../cont
 import {
   ANALOG_K_DEFAULT,
   ANALOG_K_MAX,
-  analogs,
   analogsStateFromColumns,
   candidateColumns,
   createAnalogsState,
@@ -260,7 +259,7 @@ describe('analogs', () => {
     const other = scored('other', 'tk_b', T0, BASE_INPUTS);
     for (const s of [own, other]) onSnapshot(live, s, analogInputs(s));
     for (const s of [own, other]) onResolution(live, resolution(s, 0, 0));
-    expect(analogs(live, scored('q', 'tk_a', T0 + DAY, BASE_INPUTS), 10).neighbours.map((n) => n.snapshotId)).toEqual(['other']);
+    expect(queryAnalogs(live, { tokenId: 'tk_a', ts: T0 + DAY, inputs: BASE_INPUTS }, 10).neighbours.map((n) => n.snapshotId)).toEqual(['other']);
   });
 
   it('takes k from 1 to 100, nearest first, and refuses anything else', () => {
@@ -338,7 +337,7 @@ describe('analogs', () => {
     // The pending snapshots survive too: the same further history gives the same answers.
     history(state, seededRandom(12), 350, 6);
     history(restored, seededRandom(12), 350, 6);
-    for (const q of queries) expect(analogs(restored, scoredOf(q), 40)).toEqual(analogs(state, scoredOf(q), 40));
+    for (const q of queries) expect(queryAnalogs(restored, q, 40)).toEqual(queryAnalogs(state, q, 40));
   });
 });
 
@@ -352,10 +351,6 @@ function inputsOf(s: ScoredSnapshot): AnalogInputs {
     volumeAcceleration: s.features.volume_acceleration,
     liquidityUsd: s.features.liquidity_usd,
   };
-}
-
-function scoredOf(q: AnalogQuery): ScoredSnapshot {
-  return scored('q', q.tokenId, q.ts, q.inputs);
 }
 
 function bruteForceNeighbours(state: AnalogsState, query: AnalogQuery, k: number): AnalogNeighbour[] {

@@ -3,14 +3,12 @@ import { buildKdTree, scanBlock, searchKdTree, type CandidateFilter, type KdTree
 import { TopK } from './top-k.ts';
 import {
   ANALOG_DIMS as D,
-  analogInputs,
   fitStandardisation,
   identityStandardisation,
   missingCount,
   standardiseInto,
   writeRawVector,
   type AnalogInputs,
-  type AnalogSource,
   type Standardisation,
 } from './vector.ts';
 
@@ -173,9 +171,6 @@ export interface SnapshotRef {
   tokenId: string;
   ts: number;
 }
-
-/** A snapshot as a query names it: which, when, and what its vector is made of. */
-export type AnalogSnapshot = AnalogSource & SnapshotRef;
 
 /** Remembers a snapshot's vector until its 24h outcome resolves. */
 export function onSnapshot(state: AnalogsState, snapshot: SnapshotRef, inputs: AnalogInputs): void {
@@ -354,11 +349,6 @@ function confidenceOf(n: number, gap: number, imputedShare: number): Confidence 
   if (n < r.lowBelowN || gap > r.lowAboveGap || imputedShare > r.lowAboveImputed) return 'LOW';
   if (n >= r.highMinN && gap <= r.highMaxGap && imputedShare <= r.highMaxImputed) return 'HIGH';
   return 'MEDIUM';
-}
-
-/** Analogs of a scored snapshot (spec 4.1). */
-export function analogs(state: AnalogsState, scored: AnalogSnapshot, k: number): AnalogResult {
-  return queryAnalogs(state, { tokenId: scored.tokenId, ts: scored.ts, inputs: analogInputs(scored) }, k);
 }
 
 /** Copies the candidates out as columns. */
