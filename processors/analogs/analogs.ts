@@ -35,8 +35,8 @@ export interface AnalogsStageState {
   outcomes: OutcomesState;
   /** Token id → place in the registry, as the engine's registry first saw it. */
   registryOrder: Map<string, number>;
-  /** Subjects of the latest subject time, waiting to be tracked in registry order. */
-  waiting: OutcomeSubjectRecord[];
+  /** Subjects of the latest subject time by id, waiting to be tracked in registry order. */
+  waiting: Map<string, OutcomeSubjectRecord>;
   waitingTs: number;
   /** Subjects up to this time are tracked: one at or before it is a repeat. */
   trackedThrough: number;
@@ -62,7 +62,7 @@ export function createAnalogsStageState(): AnalogsStageState {
     pool: createAnalogsState(),
     outcomes: createOutcomesState(),
     registryOrder: new Map(),
-    waiting: [],
+    waiting: new Map(),
     waitingTs: -Infinity,
     trackedThrough: -Infinity,
     latestSnapshotTs: -Infinity,
@@ -75,14 +75,14 @@ export function createAnalogsStageState(): AnalogsStageState {
 
 /** Tracks the waiting subjects, in the order the engine tracked them, once time has passed theirs. */
 function trackWaiting(state: AnalogsStageState, t: number): void {
-  if (t <= state.waitingTs || state.waiting.length === 0) return;
+  if (t <= state.waitingTs || state.waiting.size === 0) return;
   const order = state.registryOrder;
-  state.waiting.sort((a, b) => order.get(a.tokenId)! - order.get(b.tokenId)!);
-  for (const { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity } of state.waiting) {
+  const inRegistryOrder = [...state.waiting.values()].sort((a, b) => order.get(a.tokenId)! - order.get(b.tokenId)!);
+  for (const { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity } of inRegistryOrder) {
     trackSubject(state.outcomes, { kind, subjectId, tokenId, ts, entryPrice }, entryLiquidity);
   }
   state.trackedThrough = state.waitingTs;
-  state.waiting = [];
+  state.waiting.clear();
 }
 
 function onTokenMeta(state: AnalogsStageState, meta: TokenMeta): void {
@@ -92,9 +92,9 @@ function onTokenMeta(state: AnalogsStageState, meta: TokenMeta): void {
 
 function onSubject(state: AnalogsStageState, subject: OutcomeSubjectRecord): void {
   if (subject.kind !== 'snapshot' || subject.ts <= state.trackedThrough) return;
-  if (subject.ts < state.waitingTs || state.waiting.some((w) => w.subjectId === subject.subjectId)) return; // a repeat
+  if (subject.ts < state.waitingTs || state.waiting.has(subject.subjectId)) return; // a repeat
   state.waitingTs = subject.ts;
-  state.waiting.push(subject);
+  state.waiting.set(subject.subjectId, subject);
 }
 
 function onAnalogInputs(state: AnalogsStageState, record: AnalogInputsRecord): void {
