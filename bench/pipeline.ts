@@ -8,6 +8,7 @@ import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { analogsStage } from '../processors/analogs/analogs.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
+import { scoresStage } from '../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { atLeast, eventsPerSecond as rate, report } from './results.ts';
@@ -49,9 +50,10 @@ export async function benchPipeline(): Promise<void> {
 
     const engine = await runToEnd(quantEngine, config, services, logger);
     const stage = await runToEnd(outcomesStage, config, services, logger);
+    const scores = await runToEnd(scoresStage, config, services, logger);
     const analogs = await runToEnd(analogsStage, config, services, logger);
     const outputs = await Promise.all(
-      CATALOGUE.filter((t) => [quantEngine, outcomesStage, analogsStage].some((p) => p.outputs.includes(t.name))).map(async (t) => [
+      CATALOGUE.filter((t) => [quantEngine, outcomesStage, scoresStage, analogsStage].some((p) => p.outputs.includes(t.name))).map(async (t) => [
         t.name,
         (await services.log.endOffsets(t.name)).reduce((sum, p) => sum + p.offset, 0),
       ]),
@@ -63,7 +65,8 @@ export async function benchPipeline(): Promise<void> {
       `quant engine (log → every module → derived topics): ${rate(eventsPerSec)} (${engine.seconds.toFixed(1)} s, ${(eventsPerSec / readPerSec).toFixed(2)} of the baseline)\n`,
     );
     process.stdout.write(`outcomes stage behind it: ${rate(stage.processed / stage.seconds)} of its own input (${stage.seconds.toFixed(1)} s)\n`);
-    process.stdout.write(`analogs stage behind it: ${rate(analogs.processed / analogs.seconds)} of its own input (${analogs.seconds.toFixed(1)} s)\n`);
+    process.stdout.write(`scores stage behind it: ${rate(scores.processed / scores.seconds)} of its own input (${scores.seconds.toFixed(1)} s)\n`);
+    process.stdout.write(`analogs stage behind them: ${rate(analogs.processed / analogs.seconds)} of its own input (${analogs.seconds.toFixed(1)} s)\n`);
     process.stdout.write(`outputs: ${outputs.map(([t, n]) => `${t} ${n.toLocaleString('en-US')}`).join(', ')}\n`);
     report({
       figure: `quant engine, ${DAYS} days of the default world, embedded (one thread)`,
@@ -73,16 +76,16 @@ export async function benchPipeline(): Promise<void> {
       target: atLeast(50_000, 'events/s'),
     });
 
-    const oneThread = total / (engine.seconds + stage.seconds + analogs.seconds);
-    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), [quantEngine, outcomesStage, analogsStage], logger));
+    const oneThread = total / (engine.seconds + stage.seconds + scores.seconds + analogs.seconds);
+    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), [quantEngine, outcomesStage, scoresStage, analogsStage], logger));
     process.stdout.write(
-      `engine, outcomes and analogs stages, input events/s to all done: ${rate(onThreads)} on threads of their own at once, ${rate(oneThread)} one after the other on one\n`,
+      `engine, outcomes, scores and analogs stages, input events/s to all done: ${rate(onThreads)} on threads of their own at once, ${rate(oneThread)} one after the other on one\n`,
     );
     report({
       figure: `quant engine and its stages, ${DAYS} days, embedded, threads of their own`,
       value: onThreads,
       unit: 'events/s',
-      baseline: { name: 'the three one after the other on one thread', value: oneThread },
+      baseline: { name: 'the four one after the other on one thread', value: oneThread },
       note: 'the stages wait for the engine’s committed progress (a watermark join), so they overlap only as far as the engine’s checkpoints allow',
     });
   } finally {

@@ -3,6 +3,7 @@ import { outcomesStage } from './outcomes/outcomes.ts';
 import { publicEvents } from './public-events/public-events.ts';
 import { quantEngine } from './quant-engine/engine.ts';
 import type { Processor } from './runtime/processor.ts';
+import { scoresStage } from './scores/scores.ts';
 
 /** Every processor the service runs, upstream first. Each gets its own runtime and consumer group. */
-export const PROCESSORS: Processor<unknown>[] = [quantEngine, outcomesStage, analogsStage, publicEvents];
+export const PROCESSORS: Processor<unknown>[] = [quantEngine, outcomesStage, scoresStage, analogsStage, publicEvents];

@@ -74,6 +74,16 @@ export const TOPICS = {
     key: 'token id',
     description: 'Point-in-time feature snapshots per token on the 5-minute event-time grid.',
   },
+  scoreInputs: {
+    name: 'quant.score-inputs',
+    partitions: PARTITIONS,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'score-inputs',
+    key: 'token id',
+    description: "What scoring each feature snapshot joins from the social side (smart cohort, narrative share): the scores stage's input, beside quant.features.",
+  },
   outcomeSubjects: {
     name: 'quant.outcome-subjects',
     partitions: PARTITIONS,
@@ -222,7 +232,7 @@ export const TOPICS = {
     retentionBytes: FOREVER,
     valueType: 'signal',
     key: 'token id',
-    description: "Signals as the quant engine fires and ends them, without the analog summary a firing carries: the analogs stage's input.",
+    description: "Signals as the scores stage fires and ends them, without the analog summary a firing carries: the analogs stage's input.",
   },
   signals: {
     name: 'quant.signals',

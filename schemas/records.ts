@@ -5,7 +5,7 @@ import { StreamPresenceSchema } from './records/stream-presence.ts';
 import { WebhookDeliverySchema } from './records/webhook-deliveries.ts';
 import { BacktestRequestSchema, BacktestRunEventSchema, EventStudyRecordSchema } from './records/research.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
-import { AnalogInputsRecordSchema, FeatureSnapshotSchema, OutcomeSchema, OutcomeSubjectRecordSchema, UnresolvedRefSchema } from './records/quant-market.ts';
+import { AnalogInputsRecordSchema, FeatureSnapshotSchema, OutcomeSchema, OutcomeSubjectRecordSchema, ScoreInputsRecordSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
   AuthorCallSchema,
   AuthorMetricsSchema,
@@ -42,6 +42,7 @@ export const RECORD_TYPES = {
   'feature-snapshot': FeatureSnapshotSchema,
   'outcome-subject': OutcomeSubjectRecordSchema,
   'analog-inputs': AnalogInputsRecordSchema,
+  'score-inputs': ScoreInputsRecordSchema,
   outcome: OutcomeSchema,
   'author-call': AuthorCallSchema,
   'author-metrics': AuthorMetricsSchema,

@@ -8,8 +8,9 @@ import type { AnalogInputsRecord, OutcomeSubjectRecord } from '../../schemas/rec
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { quantEngine } from '../quant-engine/engine.ts';
 import { HOUR, MIN, recordingEmitter, T0, tick, tokenMeta } from '../quant-engine/tokens/fixtures.ts';
-import type { InputRecord, OutputRecord } from '../runtime/processor.ts';
+import type { InputRecord, OutputRecord, Processor } from '../runtime/processor.ts';
 import { deterministicId } from '../runtime/runtime.ts';
+import { scoresStage } from '../scores/scores.ts';
 import { analogsStage, type AnalogsStageState } from './analogs.ts';
 
 /** Given the stage's state and the records it gets in order, the records it emits. */
@@ -108,7 +109,7 @@ describe('analogs stage', () => {
     expect(given(twice, repeated)).toEqual(single);
   });
 
-  it("writes exactly the signal records the single-task engine wrote, in order per partition, whatever the order of records within one time", () => {
+  it("writes exactly the signal records the single-task engine wrote, in order per partition, behind the scores stage's tasks, whatever the order of records within one time", () => {
     const endMs = Date.UTC(2026, 5, 1);
     const sim = Simulator.start({ seed: 5, tokens: 60, authors: 400, startMs: endMs - 3 * 24 * HOUR });
     const raw: InputRecord[] = [];
@@ -116,16 +117,25 @@ describe('analogs stage', () => {
     const engineState = quantEngine.createState(0);
     const engineOut = recordingEmitter();
     const engineCtx = { eventTime: 0, watermark: 0, id: deterministicId, emit: engineOut.emit, reject: () => undefined };
-    for (const r of mergeAsTheRuntime(raw, quantEngine.inputs as string[], null)) quantEngine.process(engineState, r, engineCtx);
-    expect(engineOut.outputs.some((o) => o.topic === TOPICS.signals.name)).toBe(false);
+    for (const r of mergeAsTheRuntime(raw, quantEngine, null)) quantEngine.process(engineState, r, engineCtx);
+    const asRead = (outputs: OutputRecord[]) => outputs.map((o) => ({ ...o, partition: 0, offset: 0 }));
 
-    const stageInputs = analogsStage.inputs as string[];
-    const written = [...raw, ...engineOut.outputs.map((o) => ({ ...o, partition: 0, offset: 0 }))].filter((r) => stageInputs.includes(r.topic));
+    // The scores stage as the runtime runs it: a task, with a state of its own, per partition.
+    const scoresOf = (tieBreak: (() => number) | null) => {
+      const out = recordingEmitter();
+      const ctx = { eventTime: 0, watermark: 0, id: deterministicId, emit: out.emit, reject: () => expect.unreachable() };
+      const states = Array.from({ length: PARTITIONS }, (_, p) => scoresStage.createState(p));
+      const read = asRead(engineOut.outputs).filter((r) => scoresStage.inputs.includes(r.topic));
+      for (const r of mergeAsTheRuntime(read, scoresStage, tieBreak)) scoresStage.process(states[r.partition], r, ctx);
+      return out.outputs;
+    };
     const digestOf = (tieBreak: (() => number) | null) => {
+      const written = [...raw, ...asRead(engineOut.outputs), ...asRead(scoresOf(tieBreak))].filter((r) => analogsStage.inputs.includes(r.topic));
       const out = recordingEmitter();
       const ctx = { eventTime: 0, watermark: 0, id: deterministicId, emit: out.emit, reject: () => expect.unreachable() };
       const state = analogsStage.createState(0);
-      for (const r of mergeAsTheRuntime(written, stageInputs, tieBreak)) analogsStage.process(state, r, ctx);
+      for (const r of mergeAsTheRuntime(written, analogsStage, tieBreak)) analogsStage.process(state, r, ctx);
+      expect(out.outputs.every((o) => o.topic === TOPICS.signals.name)).toBe(true);
       return digestPerPartition(out.outputs);
     };
     // Taken from the engine of the commit before the stage, over the same world and merge,
@@ -143,8 +153,9 @@ describe('analogs stage', () => {
  * a record of the upstream's is one of them, at random, as its fetches may land). Records are
  * in the partitions their keys give.
  */
-function mergeAsTheRuntime(records: InputRecord[], inputs: string[], tieBreak: (() => number) | null): InputRecord[] {
-  const gated = new Set(quantEngine.outputs);
+function mergeAsTheRuntime(records: InputRecord[], processor: Processor<unknown>, tieBreak: (() => number) | null): InputRecord[] {
+  const inputs = processor.inputs;
+  const gated = new Set(processor.upstreams?.flatMap((u) => u.outputs));
   const queues = new Map<string, InputRecord[]>();
   for (const r of records) {
     const partition = partitionForKey(r.key!, PARTITIONS);

@@ -7,6 +7,7 @@ import { analogInputs } from '../quant-engine/analogs/vector.ts';
 import { quantEngine } from '../quant-engine/engine.ts';
 import { advanceOutcomes, createOutcomesState, outcomesOnTick, outcomesOnTokenMeta, trackSubject, type OutcomesState } from '../quant-engine/outcomes/outcomes.ts';
 import type { Processor, ProcessorContext } from '../runtime/processor.ts';
+import { scoresStage } from '../scores/scores.ts';
 
 /**
  * The analogs stage: the analog pool (model analog-v1.0) of every token's snapshots and their
@@ -131,7 +132,8 @@ export const analogsStage: Processor<AnalogsStageState> = {
   // The pool is one over every token: one task reads every partition.
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.market.name, TOPICS.outcomeSubjects.name, TOPICS.analogInputs.name, TOPICS.signalDrafts.name],
-  upstream: quantEngine,
+  // Subjects come from the engine; vectors and drafts from the scores stage, which follows it.
+  upstreams: [quantEngine, scoresStage],
   outputs: [TOPICS.signals.name],
   allowedLatenessMs: 0,
   createState: createAnalogsStageState,

@@ -55,7 +55,7 @@ export const outcomesStage: Processor<OutcomesStageState> = {
   stateVersion: 1,
   parallelism: 'partition',
   inputs: [TOPICS.tokens.name, TOPICS.outcomeSubjects.name, TOPICS.market.name],
-  upstream: quantEngine,
+  upstreams: [quantEngine],
   outputs: [TOPICS.outcomes.name],
   allowedLatenessMs: 0,
   createState: createOutcomesStageState,

@@ -1,19 +1,16 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
-import type { CohortCommand, MarketTick, Post, TokenMeta } from '../../schemas/records.ts';
+import type { CohortCommand, MarketTick, Post, ScoreInputsRecord, TokenMeta } from '../../schemas/records.ts';
 import type { InputRecord, Processor } from '../runtime/processor.ts';
-import { analogInputs } from './analogs/vector.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
-import type { ActiveSignalsLookup, AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
+import type { AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
 import { createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup, nextSnapshotTime, snapshotsAt } from './features/features.ts';
 import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
 import { admitSubject, advanceOutcomes, createOutcomesState, latestLiquidity, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
-import { scoreSnapshot, type NarrativeShareChangeLookup } from './scores/scores.ts';
+import type { NarrativeShareChangeLookup } from './scores/scores.ts';
 import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention, type SmartCohortLookup } from './scores/smart-cohort.ts';
-import { activeSignalsLookup, createSignalsState, evaluateSignals } from './signals/signals.ts';
-import { emitSnapshot } from './snapshots/snapshots.ts';
 import { applyTokenMeta, createTokensState, tokenLookup } from './tokens/registry.ts';
 
 /** The state of every module: plain data, checkpointed as one. */
@@ -26,7 +23,6 @@ export interface EngineState {
   cohorts: ReturnType<typeof cohorts.createCohortsState>;
   narratives: ReturnType<typeof narratives.createNarrativesState>;
   smartCohort: ReturnType<typeof createSmartCohortState>;
-  signals: ReturnType<typeof createSignalsState>;
   repeatedPosts: DedupeState;
   repeatedTicks: DedupeState;
 }
@@ -41,7 +37,6 @@ export function createEngineState(): EngineState {
     cohorts: cohorts.createCohortsState(),
     narratives: narratives.createNarrativesState(),
     smartCohort: createSmartCohortState(),
-    signals: createSignalsState(),
     repeatedPosts: createDedupeState(48 * 3_600_000),
     repeatedTicks: createDedupeState(3_600_000),
   };
@@ -57,7 +52,6 @@ interface Views {
   crowd: authors.CrowdLookup;
   shareChanges: NarrativeShareChangeLookup;
   smartCohort: SmartCohortLookup;
-  activeSignals: ActiveSignalsLookup;
 }
 const viewsByState = new WeakMap<EngineState, Views>();
 
@@ -73,7 +67,6 @@ function views(state: EngineState): Views {
       crowd: authors.crowdLookup(state.authors),
       shareChanges: narratives.narrativeShareChanges(state.narratives),
       smartCohort: smartCohortLookup(state.smartCohort, () => cohorts.cohortSize(state.cohorts, cohorts.TOP_RESEARCH_ID)),
-      activeSignals: activeSignalsLookup(state.signals),
     };
     viewsByState.set(state, v);
   }
@@ -83,8 +76,9 @@ function views(state: EngineState): Views {
 /**
  * Does everything due strictly before event time `t`, before an event at `t` is applied:
  * for each grid time b passed, what the other modules have due by b (advanceJoined), then
- * the snapshots of b (built from events up to b only) with their scores, the signals they
- * fire or end, and the quant snapshot; then what those modules have due by t.
+ * the feature snapshots of b (built from events up to b only), each with what scoring it
+ * joins from the social modules as of b (the scores stage scores it, fires signals and
+ * writes the quant snapshot); then what those modules have due by t.
  */
 export function advanceEngine(state: EngineState, t: number, emitter: Emitter): void {
   const v = views(state);
@@ -93,15 +87,21 @@ export function advanceEngine(state: EngineState, t: number, emitter: Emitter): 
     // before it: what is due by b (outcomes, author versions, cohorts, narrative buckets) first.
     advanceJoined(state, b, emitter);
     for (const snapshot of snapshotsAt(state.features, b, emitter, v.tokens, v.quality, v.shares)) {
-      const scored = scoreSnapshot(snapshot, { smartCohort: v.smartCohort, narratives: v.shareChanges });
-      evaluateSignals(state.signals, scored, emitter);
-      // The stream carries no analog summary per snapshot; the API computes it on request.
-      emitSnapshot(scored, snapshot, v.activeSignals.active(snapshot.tokenId), null, emitter);
-      if (snapshot.priceUsd === null) continue; // nothing to measure a forward return from
-      const { snapshotId, tokenId, ts } = scored;
-      if (!track(state, { kind: 'snapshot', subjectId: snapshotId, tokenId, ts, entryPrice: snapshot.priceUsd }, emitter)) continue;
-      // Only a tracked snapshot can become an analog: its vector goes with its subject.
-      emitter.emit({ topic: TOPICS.analogInputs.name, key: tokenId, value: { snapshotId, tokenId, ts, ...analogInputs(scored) }, timestamp: ts });
+      const { snapshotId, tokenId, ts, priceUsd } = snapshot;
+      // Nothing to measure a forward return from without a price.
+      const outcomeTracked = priceUsd !== null && track(state, { kind: 'snapshot', subjectId: snapshotId, tokenId, ts, entryPrice: priceUsd }, emitter);
+      const smart = v.smartCohort.activity(tokenId, ts);
+      const value: ScoreInputsRecord = {
+        snapshotId,
+        tokenId,
+        ts,
+        smartCohortMentions24h: smart.mentions24h,
+        smartCohortMembers24h: smart.members24h,
+        smartCohortSize: smart.cohortSize,
+        narrativeShareChange24h: v.shareChanges.attentionShareChange24h(snapshot.narrative),
+        outcomeTracked,
+      };
+      emitter.emit({ topic: TOPICS.scoreInputs.name, key: tokenId, value, timestamp: ts });
     }
   }
   advanceJoined(state, t, emitter);
@@ -177,18 +177,16 @@ export const quantEngine: Processor<EngineState> = {
   // 5: the outcome records moved to the outcomes stage, which needs every subject from the start.
   // 6: snapshots join the other modules as of their grid time (features@2): replayed from 0.
   // 7: the analog pool moved to the analogs stage, which needs every snapshot from the start.
-  stateVersion: 7,
+  // 8: scores, signals and quant snapshots moved to the scores stage, which needs every feature snapshot.
+  stateVersion: 8,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [
     TOPICS.mentions.name,
     TOPICS.unresolvedRefs.name,
     TOPICS.features.name,
-    TOPICS.snapshots.name,
-    TOPICS.snapshotsLatest.name,
-    TOPICS.signalDrafts.name,
+    TOPICS.scoreInputs.name,
     TOPICS.outcomeSubjects.name,
-    TOPICS.analogInputs.name,
     TOPICS.calls.name,
     TOPICS.authorMetrics.name,
     TOPICS.cohorts.name,

@@ -62,15 +62,16 @@ export interface Processor<State> {
   readonly parallelism: 'partition' | 'single';
   readonly outputs: readonly string[];
   /**
-   * The processor that writes some of this one's inputs (those among its outputs): a
-   * point-in-time join by watermark. A task handles a record at time t only once the
-   * upstream's committed positions cover an input at t or later, and it has read the
-   * upstream's outputs written up to then. Those timed before t are then all there, provided
-   * the upstream never emits an output timed before the input it handled last (the quant
-   * engine does not); some timed at t may come later, so the result must not depend on the
-   * order of records within one event time.
+   * The processors that write some of this one's inputs (those among their outputs): a
+   * point-in-time join by watermark. A task handles a record at time t only once every
+   * upstream's committed positions cover an input at t or later, and it has read their
+   * outputs written up to then. Those timed before t are then all there, provided an upstream
+   * never emits an output timed before the input it handled last (the quant engine and its
+   * stages do not); some timed at t may come later, so the result must not depend on the
+   * order of records within one event time. An upstream that itself waits for another
+   * (the scores stage for the engine) holds its own outputs back just as far.
    */
-  readonly upstream?: Processor<unknown>;
+  readonly upstreams?: readonly Processor<unknown>[];
   /** How far behind the largest seen event time the watermark trails. */
   readonly allowedLatenessMs: number;
   createState(partition: number): State;

@@ -43,6 +43,8 @@ export interface RuntimeOptions<State> {
 
 /** Outputs a task gathers before handing them to the log, once its previous ones are durable. */
 const OUTPUT_CHUNK = 2_000;
+/** The least time between two progress commits of a task (commitProgress()). */
+const PROGRESS_COMMIT_MS = 200;
 /** How long a read of the upstream's progress may take before another one replaces it. */
 const UPSTREAM_READ_TIMEOUT_MS = 10_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
@@ -80,11 +82,11 @@ class InputQueue {
   }
 }
 
-/** What a processor downstream knows of its upstream's progress (Processor.upstream). */
+/** What a processor downstream knows of its upstreams' progress (Processor.upstreams). */
 interface UpstreamProgress {
-  /** The upstream has handled every input before this event time and its outputs timed before it are in the log. */
+  /** Every upstream has handled every input before this event time, and its outputs timed before it are in the log. */
   before: number;
-  /** Per topic the upstream writes, end offsets read after `before`: they include every such output. */
+  /** Per topic an upstream writes, end offsets read after `before`: they include every such output. */
   ends: Map<string, number[]>;
   /** When it was read (Date.now()). */
   at: number;
@@ -125,6 +127,15 @@ interface Task<State> {
   /** The same queues in the order of sources, for the per-record merge. */
   inputs: InputQueue[];
   maxEventTime: number;
+  /**
+   * The upstreams' progress once the task had handled every record before it (noteDrained()):
+   * it has then handled through that time though its own inputs stop earlier. Not saved.
+   */
+  drainedThrough: number;
+  /** The positions of the last checkpoint saved (or loaded): what a progress commit commits. */
+  checkpointed: Record<string, number>;
+  /** The event time the group's offsets were last committed with (commitProgress()). */
+  progressThrough: number;
   watermark: number;
   dirty: boolean;
   lastCheckpointAt: number;
@@ -190,11 +201,11 @@ export class ProcessorRuntime<State> {
   private advancing = 0;
   /** Outputs handed to the log and not yet durable, in produce() calls. */
   private unsent = 0;
-  /** The input topics the upstream processor writes (Processor.upstream); empty without one. */
+  /** The input topics the upstream processors write (Processor.upstreams); empty without one. */
   private readonly gated: ReadonlySet<string>;
   /** The partitions this runtime takes (RuntimeOptions.share); undefined: all of them. */
   private readonly share: PartitionShare | undefined;
-  /** How far the upstream has finished, as last read; see readUpstream(). */
+  /** How far the upstreams have finished, as last read; see readUpstream(). */
   private upstream: UpstreamProgress = { before: -Infinity, ends: new Map(), at: 0 };
   /** The read of the upstream's progress in flight, by when it started. */
   private upstreamRead: { startedAt: number } | undefined;
@@ -207,7 +218,7 @@ export class ProcessorRuntime<State> {
     this.idleCheckMs = options.idleCheckMs ?? 100;
     this.watchMs = options.watchMs ?? WATCH_MS;
     this.logger = options.logger.child({ processor: options.processor.name });
-    const upstreamOutputs = new Set(this.processor.upstream?.outputs);
+    const upstreamOutputs = new Set(this.processor.upstreams?.flatMap((u) => u.outputs));
     this.gated = new Set(this.processor.inputs.filter((topic) => upstreamOutputs.has(topic)));
     // A single task reads every partition: a share means nothing to it.
     this.share = this.processor.parallelism === 'partition' ? options.share : undefined;
@@ -437,7 +448,10 @@ export class ProcessorRuntime<State> {
     for (;;) {
       let next = this.nextSource(task);
       if (typeof next !== 'number') next = await next; // awaiting a plain number would still cost a tick
-      if (next < 0) break;
+      if (next < 0) {
+        this.noteDrained(task);
+        break;
+      }
       const record = task.inputs[next].peek()!;
       task.inputs[next].shift();
       await this.handle(task, task.sources[next], record, outputs);
@@ -451,6 +465,29 @@ export class ProcessorRuntime<State> {
     if (outputs.length > 0) await this.send(task, outputs);
     if (this.leftBacklog(task)) await this.checkpoint(task);
     else await this.checkpointIfDue(task);
+    this.commitProgress(task);
+  }
+
+  /**
+   * Tells the processors downstream how far this task's outputs are in the log between its
+   * checkpoints, which a growing state spaces seconds apart: once the outputs handed to the
+   * log so far are durable, the group commits the last checkpoint's positions again, with the
+   * event time the task has handled through as the metadata the downstream joins read
+   * (readUpstream()). A restart still resumes from the checkpoint and repeats the outputs
+   * after it with the same ids; the processors downstream drop them as repeats. At most one
+   * such commit per PROGRESS_COMMIT_MS per task.
+   */
+  private commitProgress(task: Task<State>): void {
+    const through = handledThrough(task);
+    if (through <= task.progressThrough || Date.now() - task.lastCommitAt < PROGRESS_COMMIT_MS) return;
+    void (this.producing.get(task.id) ?? Promise.resolve()).then(
+      () => {
+        if (!this.isCurrent(task) || through <= task.progressThrough) return;
+        task.progressThrough = through;
+        this.commit(task, covered(task.sources, task.checkpointed, through));
+      },
+      () => undefined, // the task fails at its next send or checkpoint
+    );
   }
 
   /**
@@ -567,12 +604,12 @@ export class ProcessorRuntime<State> {
   }
 
   /**
-   * How far the upstream processor has finished: the event time of the last input its group's
-   * committed positions cover (the runtime commits it as the offsets' metadata), and then the
-   * ends of the topics it writes. Every output it timed before that time is within those ends,
-   * since it commits only positions whose outputs are in the log. Partitions of a processor
-   * with several tasks are committed by each, so the least of their times counts, and one not
-   * committed yet holds everything back.
+   * How far the upstream processors have finished: the event time of the last input each
+   * group's committed positions cover (the runtime commits it as the offsets' metadata), the
+   * least of them, and then the ends of the topics they write. Every output one timed before
+   * that time is within those ends, since it commits only positions whose outputs are in the
+   * log. Partitions of a processor with several tasks are committed by each, so the least of
+   * their times counts, and one not committed yet holds everything back.
    */
   private readUpstream(): void {
     const now = Date.now();
@@ -584,12 +621,13 @@ export class ProcessorRuntime<State> {
     this.upstreamRead = read;
     void (async () => {
       const { log } = this.options;
-      const upstream = this.processor.upstream!;
       let before = Infinity;
-      for (const topic of upstream.inputs) {
-        const commits = await log.committedOffsets(upstream.name, topic);
-        if (commits.length < (catalogueTopic(topic)?.partitions ?? 0)) before = -Infinity;
-        for (const { metadata } of commits) before = Math.min(before, handledThrough(metadata));
+      for (const upstream of this.processor.upstreams!) {
+        for (const topic of upstream.inputs) {
+          const commits = await log.committedOffsets(upstream.name, topic);
+          if (commits.length < (catalogueTopic(topic)?.partitions ?? 0)) before = -Infinity;
+          for (const { metadata } of commits) before = Math.min(before, handledThroughIn(metadata));
+        }
       }
       const ends = new Map<string, number[]>();
       for (const topic of this.gated) {
@@ -602,7 +640,7 @@ export class ProcessorRuntime<State> {
       this.upstreamReadFailing = false;
     })()
       .catch((err: unknown) => {
-        if (!this.upstreamReadFailing) this.logger.warn({ err, upstream: this.processor.upstream!.name }, "reading the upstream's progress failed; trying again at each idle check");
+        if (!this.upstreamReadFailing) this.logger.warn({ err, upstreams: this.processor.upstreams!.map((u) => u.name) }, "reading the upstreams' progress failed; trying again at each idle check");
         this.upstreamReadFailing = true;
       })
       .finally(() => {
@@ -763,10 +801,36 @@ export class ProcessorRuntime<State> {
         state: task.state,
       });
       task.dirty = false;
+      task.checkpointed = { ...task.positions };
       task.lastCheckpointAt = Date.now();
       task.lastSaveMs = performance.now() - started;
     }
-    this.commit(task, covered(task.sources, task.positions, task.maxEventTime));
+    task.progressThrough = Math.max(task.progressThrough, handledThrough(task));
+    this.commit(task, covered(task.sources, task.positions, handledThrough(task)));
+  }
+
+  /**
+   * Records that the task has handled everything its upstreams wrote before their progress
+   * (every head at or after it, every empty input at its end), so that it can say it handled
+   * through that time, which it commits once its outputs are durable. Without it a stage whose
+   * own inputs stop short of its upstream's (the scores stage's last feature snapshot is before
+   * the engine's last tick) would hold the stages behind it (the analogs stage, which reads the
+   * ticks too) short of their ends for good.
+   */
+  private noteDrained(task: Task<State>): void {
+    const before = this.upstream.before;
+    if (this.gated.size === 0 || before <= handledThrough(task)) return;
+    for (let i = 0; i < task.inputs.length; i++) {
+      const head = task.inputs[i].peek();
+      if (head) {
+        if (head.timestamp < before) return;
+        continue;
+      }
+      const source = task.sources[i];
+      const fetched = task.inputs[i].fetched;
+      if (this.gated.has(source.topic) ? fetched < (this.upstream.ends.get(source.topic)?.[source.partition] ?? Infinity) : !this.knownAtEnd(source, fetched, this.idleCheckMs)) return;
+    }
+    task.drainedThrough = before;
   }
 
   /**
@@ -822,6 +886,9 @@ export class ProcessorRuntime<State> {
       queues,
       inputs: sources.map((s) => queues.get(s.id)!),
       maxEventTime,
+      drainedThrough: -Infinity,
+      checkpointed: { ...positions },
+      progressThrough: -Infinity,
       watermark: maxEventTime - this.processor.allowedLatenessMs,
       dirty: false,
       lastCheckpointAt: Date.now(),
@@ -888,8 +955,13 @@ function covered(sources: Source[], positions: Record<string, number>, maxEventT
   return sources.map(({ id, topic, partition }) => ({ topic, partition, offset: positions[id], metadata }));
 }
 
+/** The event time the task has handled its inputs through: its last input's, or its upstreams' progress once drained. */
+function handledThrough(task: { maxEventTime: number; drainedThrough: number }): number {
+  return Math.max(task.maxEventTime, task.drainedThrough);
+}
+
 /** The event time a commit's metadata says its positions were handled through; -Infinity when it says none. */
-function handledThrough(metadata: string | null): number {
+function handledThroughIn(metadata: string | null): number {
   try {
     const at = (JSON.parse(metadata ?? 'null') as { handledThrough?: unknown } | null)?.handledThrough;
     return typeof at === 'number' ? at : -Infinity;

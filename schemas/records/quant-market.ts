@@ -5,8 +5,9 @@ import { eventTime, isNullableFinite, nullableNumber, snapshotHeader, stringMap,
  * Record types the quant engine's market-side modules derive: references no token matched
  * (mentions), point-in-time feature snapshots (features), the subjects whose outcomes are
  * measured and forward outcomes (outcomes), and what the analog vector of a tracked snapshot
- * is made of (analogs). Avro schemas: schemas/avro/unresolved-ref, feature-snapshot,
- * outcome-subject, outcome and analog-inputs.
+ * is made of (analogs), and what scoring a snapshot joins from the social side (scores). Avro
+ * schemas: schemas/avro/unresolved-ref, feature-snapshot, outcome-subject, outcome,
+ * analog-inputs and score-inputs.
  */
 
 export const UNRESOLVED_REASONS = ['invalid', 'unknown_symbol', 'unknown_id', 'unknown_address'] as const;
@@ -75,3 +76,16 @@ export const AnalogInputsRecordSchema = z.strictObject({
   liquidityUsd: nullableNumber,
 });
 export type AnalogInputsRecord = z.infer<typeof AnalogInputsRecordSchema>;
+
+/** What scoring a feature snapshot joins from the engine's social modules as of its time: the scores stage's other input. */
+export const ScoreInputsRecordSchema = z.strictObject({
+  snapshotId: z.string().min(1),
+  tokenId,
+  ts: eventTime,
+  smartCohortMentions24h: z.number().int().nonnegative(),
+  smartCohortMembers24h: z.number().int().nonnegative(),
+  smartCohortSize: z.number().int().nonnegative(),
+  narrativeShareChange24h: nullableNumber,
+  outcomeTracked: z.boolean(),
+});
+export type ScoreInputsRecord = z.infer<typeof ScoreInputsRecordSchema>;

@@ -6,14 +6,14 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter } from '../../schemas/records.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { engineToEnd, handOverMidway, runWhileEngineWrites, stageRuntime as runtime, StageWorlds, toEnd } from '../helpers/stage-runs.ts';
+import { handOverMidway, runWhileUpstreamsWrite, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
 
 /**
- * The analogs stage through the real runtime and file log, joined to the engine by its
- * watermark: run while the engine writes (small batches, a commit every few milliseconds, so
- * the stage keeps running into the engine's progress), and taken over midway by another
- * runtime, it writes the very signal records, in the same order per partition, that it
- * writes when started after the engine has finished. (That those are the records the engine
+ * The analogs stage through the real runtime and file log, joined by watermark to the engine
+ * and the scores stage: run while they write (small batches, a commit every few milliseconds,
+ * so the stage keeps running into their progress), and taken over midway by another runtime,
+ * it writes the very signal records, in the same order per partition, that it writes when
+ * started after they have finished. (That those are the records the engine
  * wrote before the stage existed, processors/analogs/analogs.test.ts shows.)
  */
 
@@ -32,7 +32,7 @@ let reference: string[];
 
 beforeAll(async () => {
   const w = await worlds.world();
-  await engineToEnd(w);
+  await upstreamsToEnd(w, analogsStage);
   const stage = runtime(w, analogsStage, { maxBatchRecords: 5000 });
   void stage.start();
   await toEnd(stage, 'the analogs stage');
@@ -47,10 +47,10 @@ afterAll(async () => {
   await worlds.close();
 });
 
-describe('the analogs stage, joined to the engine by watermark', () => {
-  it('writes the same records while the engine writes its drafts as after it has finished', async () => {
+describe('the analogs stage, joined to its upstreams by watermark', () => {
+  it('writes the same records while the engine and the scores stage write as after they have finished', async () => {
     const w = await worlds.world();
-    await runWhileEngineWrites(w, analogsStage);
+    await runWhileUpstreamsWrite(w, analogsStage);
     expect(await signalRecords(w.log)).toEqual(reference);
   }, 300_000);
 
@@ -64,7 +64,7 @@ describe('the analogs stage, joined to the engine by watermark', () => {
 
   it('sends a poison record in its inputs to ops.dead-letters with the reason, and goes on', async () => {
     const w = await worlds.world();
-    await engineToEnd(w);
+    await upstreamsToEnd(w, analogsStage);
     const [draft] = await readTopic(w.log, TOPICS.signalDrafts.name);
     const decoded = (await w.codec.decode(TOPICS.signalDrafts.name, draft.value!)) as Signal;
     // One record that is not Avro, one that decodes but fails validation.

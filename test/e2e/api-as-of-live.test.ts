@@ -14,6 +14,7 @@ import { column, sql, table } from '../../infra/store/sql-literal.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { analogsStage } from '../../processors/analogs/analogs.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { scoresStage } from '../../processors/scores/scores.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -46,6 +47,7 @@ let log: FileEventLog;
 let store: AnalyticalStore<ProjectionTables>;
 let projections: ProjectionSet;
 let engine: ProcessorRuntime<unknown>;
+let scores: ProcessorRuntime<unknown>;
 let analogs: ProcessorRuntime<unknown>;
 let api: Api;
 let server: Server;
@@ -72,8 +74,10 @@ beforeAll(async () => {
       maxBatchRecords: 500,
     });
   engine = runtime(quantEngine);
+  scores = runtime(scoresStage);
   analogs = runtime(analogsStage);
   void engine.start();
+  void scores.start();
   void analogs.start();
   const clockStart = Date.now();
   api = createApi({ log, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
@@ -87,6 +91,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await api?.close();
   await engine?.stop();
+  await scores?.stop();
   await analogs?.stop();
   await projections?.stop();
   await store?.close();

@@ -32,14 +32,14 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 /** Topics the processors write: what a fault must neither lose nor change. */
 const DERIVED = [...new Set(PROCESSORS.flatMap((p) => p.outputs))];
 /**
- * Those written by a stage joined to its upstream by the upstream's committed progress (the
- * outcomes and analogs stages), or derived from such a stage's records (public events of
+ * Those written by a stage joined to its upstreams by their committed progress (the outcomes,
+ * scores and analogs stages), or derived from such a stage's records (public events of
  * signals): complete only once the engine has committed a checkpoint covering its end.
  */
 const BEHIND_UPSTREAM_COMMIT = new Set<string>();
 for (const p of PROCESSORS) {
   // PROCESSORS lists upstreams first, so a processor's inputs are classified before it.
-  if (p.upstream || p.inputs.some((topic) => BEHIND_UPSTREAM_COMMIT.has(topic))) for (const topic of p.outputs) BEHIND_UPSTREAM_COMMIT.add(topic);
+  if (p.upstreams || p.inputs.some((topic) => BEHIND_UPSTREAM_COMMIT.has(topic))) for (const topic of p.outputs) BEHIND_UPSTREAM_COMMIT.add(topic);
 }
 const ENGINE_GROUP = quantEngine.name;
 const RUN_TIMEOUT_MS = 240_000;

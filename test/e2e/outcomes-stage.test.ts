@@ -6,7 +6,7 @@ import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { DeadLetter, OutcomeSubjectRecord } from '../../schemas/records.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { committed, engineToEnd, handOverMidway, runWhileEngineWrites, stageRuntime as runtime, StageWorlds, toEnd } from '../helpers/stage-runs.ts';
+import { committed, handOverMidway, runWhileUpstreamsWrite, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
 
 /**
  * The outcomes stage through the real runtime and file log, joined to the engine by its
@@ -29,7 +29,7 @@ let reference: string[];
 
 beforeAll(async () => {
   const w = await world();
-  await engineToEnd(w);
+  await upstreamsToEnd(w, outcomesStage);
   const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000 });
   void stage.start();
   await toEnd(stage, 'the outcomes stage');
@@ -44,7 +44,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
   it('writes the same records while the engine writes its subjects as after it has finished', async () => {
     expect(reference.length).toBeGreaterThan(10_000);
     const w = await world();
-    await runWhileEngineWrites(w, outcomesStage);
+    await runWhileUpstreamsWrite(w, outcomesStage);
     expect(await outcomeRecords(w.log)).toEqual(reference);
   }, 300_000);
 
@@ -79,7 +79,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
 
   it('saves a checkpoint on reaching the end of a backlog of the upstream’s outputs, however far its spacing puts the next one', async () => {
     const w = await world();
-    await engineToEnd(w);
+    await upstreamsToEnd(w, outcomesStage);
     const stage = runtime(w, outcomesStage, { maxBatchRecords: 5000, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords: 1000 });
     void stage.start();
     await waitFor(() => stage.caughtUp(), 'the outcomes stage', 180_000);
@@ -94,7 +94,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
 
   it('sends a poison record in any of its inputs to ops.dead-letters with the reason, and goes on', async () => {
     const w = await world();
-    await engineToEnd(w);
+    await upstreamsToEnd(w, outcomesStage);
     const [subject] = await readTopic(w.log, TOPICS.outcomeSubjects.name);
     const decoded = (await w.codec.decode(TOPICS.outcomeSubjects.name, subject.value!)) as OutcomeSubjectRecord;
     // One record that is not Avro, one that decodes but fails validation, in two inputs.

@@ -7,6 +7,7 @@ import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
+import { scoresStage } from '../../processors/scores/scores.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -15,12 +16,12 @@ import { silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 
 /**
- * Runs the quant engine over everything in the log and the outcomes and analogs stages behind
- * it, checkpointing under `dir`, then stops them: the engine once it has caught up (its commit
- * on stop is the progress the stages wait for), then the stages.
+ * Runs the quant engine over everything in the log and the outcomes, scores and analogs stages
+ * behind it, checkpointing under `dir`, then stops them upstream first: each once it has
+ * caught up (its commit on stop is the progress the stages behind it wait for).
  */
 export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
-  const runtimes = [quantEngine, outcomesStage, analogsStage].map(
+  const runtimes = [quantEngine, outcomesStage, scoresStage, analogsStage].map(
     (processor) =>
       new ProcessorRuntime<unknown>({
         processor,

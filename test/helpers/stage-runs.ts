@@ -5,7 +5,6 @@ import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import type { EventLog, PartitionShare } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -13,9 +12,10 @@ import type { Codec } from '../../schemas/codec.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 
 /**
- * Runs of the engine and a stage behind it through the real runtime and file log, for the
- * tests that check a stage's join to the engine: a small seeded world per test, runtimes on
- * it with the batch and checkpoint spacing a test asks for.
+ * Runs of a stage and the processors upstream of it (the engine, and for the analogs stage the
+ * scores stage too) through the real runtime and file log, for the tests that check a stage's
+ * join to its upstreams: a small seeded world per test, runtimes on it with the batch and
+ * checkpoint spacing a test asks for.
  */
 
 export interface StageWorld {
@@ -63,49 +63,61 @@ export async function toEnd(r: ProcessorRuntime<unknown>, what: string): Promise
   await r.stop();
 }
 
-/** The engine over the world's whole input. */
-export async function engineToEnd(w: StageWorld): Promise<void> {
-  const engine = stageRuntime(w, quantEngine, { maxBatchRecords: 5000 });
-  void engine.start();
-  await toEnd(engine, 'the engine');
+/** Every processor the stage waits for, directly or through another, upstream first. */
+export function upstreamsOf(stage: Processor<unknown>): Processor<unknown>[] {
+  const chain: Processor<unknown>[] = [];
+  for (const upstream of stage.upstreams ?? []) {
+    for (const p of [...upstreamsOf(upstream), upstream]) if (!chain.includes(p)) chain.push(p);
+  }
+  return chain;
+}
+
+/** The stage's upstreams over the world's whole input, one after the other. */
+export async function upstreamsToEnd(w: StageWorld, stage: Processor<unknown>): Promise<void> {
+  for (const upstream of upstreamsOf(stage)) {
+    const runtime = stageRuntime(w, upstream, { maxBatchRecords: 5000 });
+    void runtime.start();
+    await toEnd(runtime, upstream.name);
+  }
+}
+
+/** Waits for started runtimes to catch up and stops them, in order: each one's commit on stop is the progress those behind it wait for. */
+async function inOrderToEnd(runtimes: ProcessorRuntime<unknown>[], names: string[]): Promise<void> {
+  for (const [i, r] of runtimes.entries()) await toEnd(r, names[i]);
 }
 
 export async function committed(log: EventLog, group: string, topic: string): Promise<number> {
   return (await log.committedOffsets(group, topic)).reduce((sum, c) => sum + c.offset, 0);
 }
 
-/** The stage run while the engine writes (small batches, a commit every few milliseconds, so the stage keeps running into the engine's progress), both to the end. */
-export async function runWhileEngineWrites(w: StageWorld, stage: Processor<unknown>): Promise<void> {
-  const engine = stageRuntime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
-  const runtime = stageRuntime(w, stage, { maxBatchRecords: 300 });
-  void runtime.start();
-  void engine.start();
-  await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
-  await engine.stop();
-  await toEnd(runtime, stage.name);
+/**
+ * The stage run while its upstreams write (small batches, a commit every few milliseconds, so
+ * the stage keeps running into their progress), all to the end.
+ */
+export async function runWhileUpstreamsWrite(w: StageWorld, stage: Processor<unknown>): Promise<void> {
+  const upstreams = upstreamsOf(stage);
+  const runtimes = [...upstreams.map((p) => stageRuntime(w, p, { maxBatchRecords: 300, checkpointIntervalMs: 5 })), stageRuntime(w, stage, { maxBatchRecords: 300 })];
+  for (const r of runtimes.slice().reverse()) void r.start();
+  await inOrderToEnd(runtimes, [...upstreams, stage].map((p) => p.name));
 }
 
 /**
- * The stage run with the engine until it has committed some of `topic`, stopped part way
- * (the engine first: the stage cannot go past what it committed, so it has work to hand
- * over), then both run to the end by new runtimes; returns how many records of each input
- * the first stage runtime had committed.
+ * The stage run with its upstreams until it has committed some of `topic`, stopped part way
+ * (the upstreams first: the stage cannot go past what they committed, so it has work to hand
+ * over), then all run to the end by new runtimes; returns how many records of each input the
+ * first stage runtime had committed.
  */
 export async function handOverMidway(w: StageWorld, stage: Processor<unknown>, topic: string): Promise<Map<string, number>> {
-  const engine = stageRuntime(w, quantEngine, { maxBatchRecords: 300, checkpointIntervalMs: 5 });
-  const first = stageRuntime(w, stage, { maxBatchRecords: 200, checkpointIntervalMs: 5 });
-  void engine.start();
-  void first.start();
+  const upstreams = upstreamsOf(stage);
+  const names = [...upstreams, stage].map((p) => p.name);
+  const first = [...upstreams.map((p) => stageRuntime(w, p, { maxBatchRecords: 300, checkpointIntervalMs: 5 })), stageRuntime(w, stage, { maxBatchRecords: 200, checkpointIntervalMs: 5 })];
+  for (const r of first) void r.start();
   await waitFor(async () => (await committed(w.log, stage.name, topic)) > 0, 'the first stage runtime to commit', 180_000);
-  await engine.stop();
-  await first.stop();
+  for (const r of first) await r.stop();
   const handedOver = new Map<string, number>();
   for (const input of stage.inputs) handedOver.set(input, await committed(w.log, stage.name, input));
-  const rest = stageRuntime(w, quantEngine, { maxBatchRecords: 5000 });
-  const second = stageRuntime(w, stage, { maxBatchRecords: 5000 });
-  void rest.start();
-  void second.start();
-  await toEnd(rest, 'the restarted engine');
-  await toEnd(second, 'the second stage runtime');
+  const second = [...upstreams, stage].map((p) => stageRuntime(w, p, { maxBatchRecords: 5000 }));
+  for (const r of second) void r.start();
+  await inOrderToEnd(second, names);
   return handedOver;
 }

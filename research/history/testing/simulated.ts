@@ -1,7 +1,7 @@
 import { Simulator } from '../../../infra/feeds/sim/engine.ts';
-import { quantEngine } from '../../../processors/quant-engine/engine.ts';
 import type { OutputRecord } from '../../../processors/runtime/processor.ts';
 import { deterministicId } from '../../../processors/runtime/runtime.ts';
+import { engineWithStages } from '../../../processors/test-support.ts';
 import { snapshotHistoryRow } from '../../../projections/latest-snapshots.ts';
 import type { TokenRow } from '../../../projections/tables.ts';
 import type { SnapshotHistoryRow } from '../../../projections/tables/quant.ts';
@@ -11,7 +11,7 @@ import type { QuantSnapshot } from '../../../schemas/records.ts';
 
 /**
  * The history research reads, from the simulated world: the simulator's records pass through
- * the quant engine in process, and its snapshots and the token metadata become rows through
+ * the quant engine and its stages in process, and the snapshots and the token metadata become rows through
  * the projections' own row mappers (as the projections would write them, without the log).
  */
 
@@ -25,7 +25,7 @@ export interface SimulatedWorld {
 
 export function simulatedHistory(world: SimulatedWorld): { snapshots: SnapshotHistoryRow[]; tokens: TokenRow[]; endMs: number } {
   const sim = Simulator.start({ seed: world.seed, tokens: world.tokens, authors: world.authors, startMs: world.startMs });
-  const state = quantEngine.createState(0);
+  const engine = engineWithStages();
   const snapshots: SnapshotHistoryRow[] = [];
   const tokens = new Map<string, TokenRow>();
   let offset = 0;
@@ -47,7 +47,7 @@ export function simulatedHistory(world: SimulatedWorld): { snapshots: SnapshotHi
         const meta = { topic: record.topic, partition: 0, offset, key: record.key, timestamp: record.timestamp };
         for (const { row } of tokensProjection.toRows(record.value, meta)) tokens.set((row as TokenRow).token_id, row as TokenRow);
       }
-      quantEngine.process(state, { ...record, partition: 0, offset: offset++ }, ctx);
+      engine.process({ ...record, partition: 0, offset: offset++ }, ctx);
     }
   }
   return { snapshots, tokens: [...tokens.values()], endMs: end };
