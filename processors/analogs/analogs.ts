@@ -12,20 +12,21 @@ import { scoresStage } from '../scores/scores.ts';
 /**
  * The analogs stage: the analog pool (model analog-v1.0) of every token's snapshots and their
  * 24 h outcomes, and the one thing it is read for, the summary a signal carries when it fires.
- * The engine fires and ends signals without reading the pool and writes them as drafts; this
- * stage fills each firing's summary in (an ended record copies its firing's) and writes
+ * The scores stage fires and ends signals without reading the pool and writes them as drafts;
+ * this stage fills each firing's summary in (an ended record copies its firing's) and writes
  * `quant.signals`. So no token's processing waits for the pool, which is global.
  *
  * It answers as the engine's pool did. A firing at grid time g asks the pool holding every
- * snapshot outcome resolved before g: the stage reads the drafts behind the engine
- * (`upstream`), so by a draft at g every subject before g is in hand, and it resolves them
+ * snapshot outcome resolved before g: the stage reads the subjects and drafts behind the
+ * engine and the scores stage (`upstreams`), so by a draft at g every subject before g is in
+ * hand, and it resolves them
  * from the ticks itself, as the engine did. The pool is refitted at candidate counts, so
  * candidates must come in the engine's order: by resolution time, then horizon, then the
  * order the subjects were tracked, which within one grid time is the token registry's (the
  * order tokens were first registered, `snapshotsAt` walks it). Subjects of one time may come
  * from the log's partitions in any order, so they wait here until a later time and are then
  * tracked in the registry's order. Only a tracked snapshot can become a candidate, and the
- * engine writes the scores and features its vector is made of beside its subject
+ * scores stage writes the scores and features its vector is made of for each tracked one
  * (`quant.analog-inputs`: a few numbers, where a whole quant snapshot cost ten times as much
  * to read). A firing carries its own query: its token, time, scores and features are those
  * of the snapshot it fired on.
@@ -52,7 +53,7 @@ export interface AnalogsStageState {
 /** Neighbours asked of the analog model for a signal's summary. */
 export const SIGNAL_ANALOGS_K = 40;
 /**
- * How long a draft is remembered to drop its repeats: a crashed engine repeats what it wrote
+ * How long a draft is remembered to drop its repeats: a crashed upstream repeats what it wrote
  * since its checkpoint, which during a catch-up may span days of event time (as public-events
  * remembers its inputs).
  */

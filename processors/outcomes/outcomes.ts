@@ -19,7 +19,7 @@ import type { Processor } from '../runtime/processor.ts';
  * analogs need them) but no longer writes them, which was half its output.
  *
  * Its subjects come from the engine, so a task reads them only as far as the engine has
- * finished (`upstream`): it never handles a tick after a subject of an earlier time the
+ * finished (`upstreams`): it never handles a tick after a subject of an earlier time the
  * engine has yet to write, and resolves exactly what the single-task engine did. Within one
  * event time the order of subjects and ticks changes nothing: a subject's window starts
  * after its own time, and its entry liquidity is the engine's, carried on the record.
