@@ -7,6 +7,7 @@ import { loadConfig } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { analogsStage } from '../processors/analogs/analogs.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
+import { QUANT_STAGES } from '../processors/index.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
@@ -53,7 +54,7 @@ export async function benchPipeline(): Promise<void> {
     const scores = await runToEnd(scoresStage, config, services, logger);
     const analogs = await runToEnd(analogsStage, config, services, logger);
     const outputs = await Promise.all(
-      CATALOGUE.filter((t) => [quantEngine, outcomesStage, scoresStage, analogsStage].some((p) => p.outputs.includes(t.name))).map(async (t) => [
+      CATALOGUE.filter((t) => QUANT_STAGES.some((p) => p.outputs.includes(t.name))).map(async (t) => [
         t.name,
         (await services.log.endOffsets(t.name)).reduce((sum, p) => sum + p.offset, 0),
       ]),
@@ -77,7 +78,7 @@ export async function benchPipeline(): Promise<void> {
     });
 
     const oneThread = total / (engine.seconds + stage.seconds + scores.seconds + analogs.seconds);
-    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), [quantEngine, outcomesStage, scoresStage, analogsStage], logger));
+    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), QUANT_STAGES, logger));
     process.stdout.write(
       `engine, outcomes, scores and analogs stages, input events/s to all done: ${rate(onThreads)} on threads of their own at once, ${rate(oneThread)} one after the other on one\n`,
     );

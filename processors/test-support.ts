@@ -1,8 +1,6 @@
-import { analogsStage } from './analogs/analogs.ts';
-import { outcomesStage } from './outcomes/outcomes.ts';
+import { QUANT_STAGES } from './index.ts';
 import { quantEngine } from './quant-engine/engine.ts';
-import type { InputRecord, OutputRecord, Processor, ProcessorContext } from './runtime/processor.ts';
-import { scoresStage } from './scores/scores.ts';
+import type { InputRecord, OutputRecord, ProcessorContext } from './runtime/processor.ts';
 
 /**
  * The quant engine and the stages behind it (outcomes, scores, analogs) as one in-memory
@@ -14,7 +12,7 @@ import { scoresStage } from './scores/scores.ts';
  */
 export function engineWithStages(): { process(record: InputRecord, ctx: ProcessorContext): void } {
   const engine = quantEngine.createState(0);
-  const stages = ([outcomesStage, scoresStage, analogsStage] as Processor<unknown>[]).map((processor) => ({ processor, state: processor.createState(0) }));
+  const stages = QUANT_STAGES.filter((p) => p !== quantEngine).map((processor) => ({ processor, state: processor.createState(0) }));
   return {
     process(record, ctx) {
       const outputs: OutputRecord[] = [];

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog } from '../../infra/log/port.ts';
 import { analogsStage } from '../../processors/analogs/analogs.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
-import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter } from '../../schemas/records.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { handOverMidway, runWhileUpstreamsWrite, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
+import { handOverMidway, runWhileUpstreamsWrite, decodedTopic, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
 
 /**
  * The analogs stage through the real runtime and file log, joined by watermark to the engine
@@ -24,10 +23,6 @@ async function signalRecords(log: EventLog): Promise<string[]> {
   return (await readTopic(log, TOPICS.signals.name)).map((r) => `${r.partition} ${r.key} ${r.timestamp} ${r.value!.toString('base64')}`);
 }
 
-async function decodedSignals(log: EventLog, codec: Codec): Promise<Signal[]> {
-  return Promise.all((await readTopic(log, TOPICS.signals.name)).map(async (r) => (await codec.decode(TOPICS.signals.name, r.value!)) as Signal));
-}
-
 let reference: string[];
 
 beforeAll(async () => {
@@ -37,7 +32,7 @@ beforeAll(async () => {
   void stage.start();
   await toEnd(stage, 'the analogs stage');
   reference = await signalRecords(w.log);
-  const signals = await decodedSignals(w.log, w.codec);
+  const signals = await decodedTopic<Signal>(w, TOPICS.signals.name);
   // The world is long enough for firings with analogs resolved 24 h before them, and without.
   expect(signals.filter((s) => s.version === 1 && s.analogs !== null).length).toBeGreaterThan(5);
   expect(signals.some((s) => s.version === 1 && s.analogs === null)).toBe(true);
@@ -74,7 +69,7 @@ describe('the analogs stage, joined to its upstreams by watermark', () => {
     void stage.start();
     await toEnd(stage, 'the analogs stage');
     expect(stage.stats.deadLettered).toBe(2);
-    const letters = (await Promise.all((await readTopic(w.log, TOPICS.deadLetters.name)).map((r) => w.codec.decode(TOPICS.deadLetters.name, r.value!)))) as DeadLetter[];
+    const letters = await decodedTopic<DeadLetter>(w, TOPICS.deadLetters.name);
     expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${analogsStage.name} ${TOPICS.analogInputs.name}`, `${analogsStage.name} ${TOPICS.signalDrafts.name}`]);
     expect(letters.find((l) => l.source === TOPICS.signalDrafts.name)?.reason).toContain('strength');
     expect(letters.find((l) => l.source === TOPICS.analogInputs.name)?.reason).toContain('wire format');

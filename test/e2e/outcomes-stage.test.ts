@@ -6,7 +6,7 @@ import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { DeadLetter, OutcomeSubjectRecord } from '../../schemas/records.ts';
 import { readTopic } from '../helpers/read-topic.ts';
-import { committed, handOverMidway, runWhileUpstreamsWrite, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
+import { committed, handOverMidway, runWhileUpstreamsWrite, decodedTopic, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
 
 /**
  * The outcomes stage through the real runtime and file log, joined to the engine by its
@@ -104,7 +104,7 @@ describe('the outcomes stage, joined to the engine by watermark', () => {
     void stage.start();
     await toEnd(stage, 'the outcomes stage');
     expect(stage.stats.deadLettered).toBe(2);
-    const letters = (await Promise.all((await readTopic(w.log, TOPICS.deadLetters.name)).map((r) => w.codec.decode(TOPICS.deadLetters.name, r.value!)))) as DeadLetter[];
+    const letters = await decodedTopic<DeadLetter>(w, TOPICS.deadLetters.name);
     expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${outcomesStage.name} ${TOPICS.market.name}`, `${outcomesStage.name} ${TOPICS.outcomeSubjects.name}`]);
     expect(letters.find((l) => l.source === TOPICS.outcomeSubjects.name)?.reason).toContain('subjectId');
     expect(letters.find((l) => l.source === TOPICS.market.name)?.reason).toContain('wire format');

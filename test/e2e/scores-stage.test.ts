@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog } from '../../infra/log/port.ts';
-import { scoresStage } from '../../processors/scores/scores.ts';
-import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
-import type { Codec } from '../../schemas/codec.ts';
-import type { DeadLetter, FeatureSnapshot, QuantSnapshot } from '../../schemas/records.ts';
-import { readTopic } from '../helpers/read-topic.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
-import { committed, handOverMidway, runWhileUpstreamsWrite, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
+import { scoresStage } from '../../processors/scores/scores.ts';
+import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
+import type { DeadLetter, FeatureSnapshot, QuantSnapshot } from '../../schemas/records.ts';
+import type { Signal } from '../../schemas/records/quant-signals.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { committed, handOverMidway, runWhileUpstreamsWrite, decodedTopic, stageRuntime as runtime, StageWorlds, toEnd, upstreamsToEnd } from '../helpers/stage-runs.ts';
 
 /**
  * The scores stage through the real runtime and file log, a task per partition, joined to the
@@ -48,8 +48,7 @@ beforeAll(async () => {
   const features = await w.log.endOffsets(TOPICS.features.name);
   const snapshots = await w.log.endOffsets(TOPICS.snapshots.name);
   expect(snapshots.map((e) => e.offset)).toEqual(features.map((e) => e.offset));
-  const drafts = await readTopic(w.log, TOPICS.signalDrafts.name);
-  const statuses = await Promise.all(drafts.map(async (r) => ((await w.codec.decode(TOPICS.signalDrafts.name, r.value!)) as { status: string }).status));
+  const statuses = (await decodedTopic<Signal>(w, TOPICS.signalDrafts.name)).map((d) => d.status);
   expect(statuses).toContain('active');
   expect(statuses).toContain('ended');
 }, 300_000);
@@ -57,11 +56,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await worlds.close();
 });
-
-async function firstQuantSnapshot(log: EventLog, codec: Codec): Promise<QuantSnapshot> {
-  const [record] = await readTopic(log, TOPICS.snapshots.name);
-  return (await codec.decode(TOPICS.snapshots.name, record.value!)) as QuantSnapshot;
-}
 
 describe('the scores stage, joined to the engine by watermark', () => {
   it('writes the same records while the engine writes its feature snapshots as after it has finished', async () => {
@@ -105,11 +99,11 @@ describe('the scores stage, joined to the engine by watermark', () => {
     void stage.start();
     await toEnd(stage, 'the scores stage');
     expect(stage.stats.deadLettered).toBe(2);
-    const letters = (await Promise.all((await readTopic(w.log, TOPICS.deadLetters.name)).map((r) => w.codec.decode(TOPICS.deadLetters.name, r.value!)))) as DeadLetter[];
+    const letters = await decodedTopic<DeadLetter>(w, TOPICS.deadLetters.name);
     expect(letters.map((l) => `${l.stage} ${l.source}`).sort()).toEqual([`${scoresStage.name} ${TOPICS.features.name}`, `${scoresStage.name} ${TOPICS.scoreInputs.name}`]);
     expect(letters.find((l) => l.source === TOPICS.features.name)?.reason).toContain('ts');
     expect(letters.find((l) => l.source === TOPICS.scoreInputs.name)?.reason).toContain('wire format');
     expect(await stageRecords(w.log)).toEqual(reference);
-    expect((await firstQuantSnapshot(w.log, w.codec)).snapshotId).toBe(decoded.snapshotId);
+    expect((await decodedTopic<QuantSnapshot>(w, TOPICS.snapshots.name))[0].snapshotId).toBe(decoded.snapshotId);
   }, 300_000);
 });

@@ -2,12 +2,9 @@ import { join } from 'node:path';
 import type { Config } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
-import { analogsStage } from '../../processors/analogs/analogs.ts';
-import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { QUANT_STAGES } from '../../processors/index.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
-import { scoresStage } from '../../processors/scores/scores.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -21,7 +18,7 @@ import { waitFor } from '../../infra/wait.ts';
  * caught up (its commit on stop is the progress the stages behind it wait for).
  */
 export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): Promise<void> {
-  const runtimes = [quantEngine, outcomesStage, scoresStage, analogsStage].map(
+  const runtimes = QUANT_STAGES.map(
     (processor) =>
       new ProcessorRuntime<unknown>({
         processor,

@@ -9,6 +9,7 @@ import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
+import { readTopic } from './read-topic.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 
 /**
@@ -81,9 +82,14 @@ export async function upstreamsToEnd(w: StageWorld, stage: Processor<unknown>): 
   }
 }
 
-/** Waits for started runtimes to catch up and stops them, in order: each one's commit on stop is the progress those behind it wait for. */
-async function inOrderToEnd(runtimes: ProcessorRuntime<unknown>[], names: string[]): Promise<void> {
-  for (const [i, r] of runtimes.entries()) await toEnd(r, names[i]);
+/** Waits for the started runtimes of `processors` to catch up and stops them, in order: each one's commit on stop is the progress those behind it wait for. */
+async function inOrderToEnd(processors: Processor<unknown>[], runtimes: ProcessorRuntime<unknown>[]): Promise<void> {
+  for (const [i, r] of runtimes.entries()) await toEnd(r, processors[i].name);
+}
+
+/** Every record of a topic in the world's log, decoded, partition by partition in offset order. */
+export async function decodedTopic<T>(w: StageWorld, topic: string): Promise<T[]> {
+  return Promise.all((await readTopic(w.log, topic)).map(async (r) => (await w.codec.decode(topic, r.value!)) as T));
 }
 
 export async function committed(log: EventLog, group: string, topic: string): Promise<number> {
@@ -98,7 +104,7 @@ export async function runWhileUpstreamsWrite(w: StageWorld, stage: Processor<unk
   const upstreams = upstreamsOf(stage);
   const runtimes = [...upstreams.map((p) => stageRuntime(w, p, { maxBatchRecords: 300, checkpointIntervalMs: 5 })), stageRuntime(w, stage, { maxBatchRecords: 300 })];
   for (const r of runtimes.slice().reverse()) void r.start();
-  await inOrderToEnd(runtimes, [...upstreams, stage].map((p) => p.name));
+  await inOrderToEnd([...upstreams, stage], runtimes);
 }
 
 /**
@@ -109,7 +115,6 @@ export async function runWhileUpstreamsWrite(w: StageWorld, stage: Processor<unk
  */
 export async function handOverMidway(w: StageWorld, stage: Processor<unknown>, topic: string): Promise<Map<string, number>> {
   const upstreams = upstreamsOf(stage);
-  const names = [...upstreams, stage].map((p) => p.name);
   const first = [...upstreams.map((p) => stageRuntime(w, p, { maxBatchRecords: 300, checkpointIntervalMs: 5 })), stageRuntime(w, stage, { maxBatchRecords: 200, checkpointIntervalMs: 5 })];
   for (const r of first) void r.start();
   await waitFor(async () => (await committed(w.log, stage.name, topic)) > 0, 'the first stage runtime to commit', 180_000);
@@ -118,6 +123,6 @@ export async function handOverMidway(w: StageWorld, stage: Processor<unknown>, t
   for (const input of stage.inputs) handedOver.set(input, await committed(w.log, stage.name, input));
   const second = [...upstreams, stage].map((p) => stageRuntime(w, p, { maxBatchRecords: 5000 }));
   for (const r of second) void r.start();
-  await inOrderToEnd(second, names);
+  await inOrderToEnd([...upstreams, stage], second);
   return handedOver;
 }
