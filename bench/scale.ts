@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
@@ -8,17 +8,19 @@ import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
+import type { EventLog } from '../infra/log/port.ts';
 import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
 import { waitFor } from '../infra/wait.ts';
 import { analogsStage } from '../processors/analogs/analogs.ts';
+import { PROCESSORS } from '../processors/index.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
-import { onThreadsToEnd, runToEnd } from './processor-runs.ts';
-import { eventsPerSecond as rate, report, timesBaseline } from './results.ts';
+import { committedToEnd, onThreadsToEnd, runToEnd } from './processor-runs.ts';
+import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
 
 const run = promisify(execFile);
 const SESSION_TIMEOUT_MS = 6_000;
@@ -31,20 +33,21 @@ const logger = pino({ level: 'warn' });
 const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '120', '--end', '2026-06-01T00:00:00Z'];
 
 /**
- * Scale-out: how long a processors replica takes to take the quant engine over from one
- * killed with -9, in the distributed mode on one machine (the Kafka mock broker, a schema
- * registry and ClickHouse, as `tqa peers` runs them; two `tqa start --roles processors`
- * processes on data dirs of their own, so the replica restores the checkpoint the other saved
- * in the store). Measured from the kill to the replica's first commit of input beyond what
- * the killed one had committed; the broker's session timeout, which it waits before moving
- * the partitions, is the baseline. Before it, the quant engine's two tasks (the engine and the
- * analogs stage) on 2 threads against 1, and the outcomes stage (a task per partition) on 2
- * threads against 1.
+ * Scale-out, in four parts. The quant engine and the stages cut from it, a thread each, all
+ * at once on the 2 cores against one after the other; the outcomes stage (a task per
+ * partition) on 2 threads against 1. Then the distributed mode on one machine (the Kafka mock
+ * broker, a schema registry and ClickHouse, as `tqa peers` runs them): how long a processors
+ * replica takes to take the quant engine over from one killed with -9 (two `tqa start --roles
+ * processors` processes on data dirs of their own, so the replica restores the checkpoint the
+ * other saved in the store), from the kill to the replica's first commit of input beyond what
+ * the killed one had committed, against the broker's session timeout, which it waits before
+ * moving the partitions; and how fast the processors catch up with a second process added.
  */
 export async function benchScale(): Promise<void> {
   await engineOnThreads();
   await stageOnThreads();
   await replicaTakeover();
+  await processorsAdded();
 }
 
 /**
@@ -146,8 +149,13 @@ async function onOneAndTwoThreads(
   }
 }
 
-/** The quant engine's takeover by a replica after kill -9, in the distributed mode. */
-async function replicaTakeover(): Promise<void> {
+/**
+ * The distributed mode on one machine, as `tqa peers` runs it: the Kafka mock broker, a schema
+ * registry and ClickHouse, fresh for each call, with the world seeded into them, and the `tqa`
+ * processes `run` starts, each on a data dir of its own (so a checkpoint moves only through
+ * the store). Everything is stopped at the end.
+ */
+async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEventLog; roles: RoleProcesses; newDir: () => Promise<string> }) => Promise<T>): Promise<T> {
   const dirs: string[] = [];
   const newDir = async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
@@ -171,6 +179,18 @@ async function replicaTakeover(): Promise<void> {
       LOG_LEVEL: 'info',
     };
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: { ...env, TQA_DATA_DIR: await newDir() } });
+    return await runOn({ env, log, roles, newDir });
+  } finally {
+    await roles.stopAll();
+    await log.close();
+    await Promise.all([broker.stop(), registry.close(), clickhouse.stop()]);
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  }
+}
+
+/** The quant engine's takeover by a replica after kill -9, in the distributed mode. */
+async function replicaTakeover(): Promise<void> {
+  await onPeers(async ({ env, log, roles, newDir }) => {
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
 
@@ -209,10 +229,74 @@ async function replicaTakeover(): Promise<void> {
       note: `to the replica's first commit beyond the killed process (checkpoints every 500 ms); checkpoint loaded from the store after ${loadedAfter} ms`,
     });
     if (!load) throw new Error(`the replica did not load the engine's checkpoint from the store: ${replica.stderr().slice(-2000)}`);
-  } finally {
-    await roles.stopAll();
-    await log.close();
-    await Promise.all([broker.stop(), registry.close(), clickhouse.stop()]);
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+}
+
+/** Seconds a run of `processes` processors processes took to catch up, and the lag it showed on the way. */
+interface CatchUp {
+  seconds: number;
+  /** Records the processors' groups were behind, summed over them, every LAG_SAMPLE_MS from the start. */
+  lags: number[];
+}
+
+const LAG_SAMPLE_MS = 5_000;
+
+/**
+ * Lag with one processors process, and with a second one added: each run starts from the
+ * seeded world, its processes each held to a core of their own (taskset), as on machines of
+ * one core, and ends once every processor's group has committed its inputs to their ends. The
+ * peers run on either core. Two runs of each, alternating, the faster counting.
+ */
+async function processorsAdded(): Promise<void> {
+  const figure = 'catch-up rate, 2 processors processes against 1 (Kafka mock, ClickHouse, a core each)';
+  if (availableParallelism() < 2) return notMeasured(figure, null, 'needs 2 cores, one for each process');
+  const best = new Map<number, CatchUp>();
+  let input = 0;
+  for (const processes of [1, 2, 1, 2]) {
+    const caughtUp = await onPeers(async ({ env, log, roles, newDir }) => {
+      input = 0;
+      for (const topic of quantEngine.inputs) input += (await log.endOffsets(topic)).reduce((sum, p) => sum + p.offset, 0);
+      const started = performance.now();
+      for (let cpu = 0; cpu < processes; cpu++) roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu));
+      const lags: number[] = [];
+      const sampler = setInterval(() => void processorsLag(log).then((lag) => lags.push(lag)), LAG_SAMPLE_MS);
+      try {
+        // In order: a stage is at its end only once the processors upstream of it are.
+        const allAtEnd = async () => {
+          for (const p of PROCESSORS) if (!(await committedToEnd(log, p))) return false;
+          return true;
+        };
+        await waitFor(allAtEnd, 'every processor to commit its inputs to their ends', 600_000);
+      } finally {
+        clearInterval(sampler);
+      }
+      return { seconds: (performance.now() - started) / 1000, lags };
+    });
+    if (caughtUp.seconds < (best.get(processes)?.seconds ?? Infinity)) best.set(processes, caughtUp);
   }
+  const [one, two] = [best.get(1)!, best.get(2)!];
+  const lagLine = (run: CatchUp) => run.lags.map((lag, i) => `${((i + 1) * LAG_SAMPLE_MS) / 1000} s: ${lag.toLocaleString('en-US')}`).join(', ');
+  process.stdout.write(
+    `processors processes on a core each, ${input.toLocaleString('en-US')} input records (Kafka mock): caught up in ${one.seconds.toFixed(1)} s with 1, ` +
+      `${two.seconds.toFixed(1)} s with 2 (${(one.seconds / two.seconds).toFixed(2)}×)\n  lag with 1: ${lagLine(one)}\n  lag with 2: ${lagLine(two)}\n`,
+  );
+  report({
+    figure,
+    value: input / two.seconds,
+    unit: 'events/s',
+    baseline: { name: `1 processors process (${rate(input / one.seconds)})`, value: input / one.seconds },
+    note: 'from the processes\' start to every group committed to its ends, the 1-day world the mock holds; the faster of two runs each',
+  });
+}
+
+/** Records the processors' groups are behind their inputs' ends, summed over every group and partition. */
+async function processorsLag(log: EventLog): Promise<number> {
+  let lag = 0;
+  for (const processor of PROCESSORS) {
+    for (const topic of processor.inputs) {
+      const committed = await log.committedOffsets(processor.name, topic);
+      for (const { partition, offset } of await log.endOffsets(topic)) lag += offset - (committed.find((c) => c.partition === partition)?.offset ?? 0);
+    }
+  }
+  return lag;
 }

@@ -19,9 +19,13 @@ export interface RoleProcess {
 export class RoleProcesses {
   private readonly running = new Set<RoleProcess>();
 
-  start(args: string[], env: NodeJS.ProcessEnv): RoleProcess {
+  /** `cpus`: the cores the process may run on (taskset's list, e.g. "0"), as on a machine of that many; default any. */
+  start(args: string[], env: NodeJS.ProcessEnv, cpus?: string): RoleProcess {
+    const command = [process.execPath, 'bin/tqa.js', ...args];
+    // taskset execs the command, so the child is the tqa process itself.
+    if (cpus !== undefined) command.unshift('taskset', '--cpu-list', cpus);
     // Its own process group, so a kill reaches every process it started.
-    const child = spawn(process.execPath, ['bin/tqa.js', ...args], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command[0], command.slice(1), { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stdout!.resume();
     child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));

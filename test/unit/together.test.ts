@@ -35,6 +35,33 @@ describe('roles started together', () => {
     expect(events).toEqual(['start events as events', 'stop events']);
   });
 
+  it('starts the parts at once when asked, each with its own logger, and still stops them producer first', async () => {
+    const events: string[] = [];
+    let bothBegan!: () => void;
+    const everyStartBegan = new Promise<void>((resolve) => (bothBegan = resolve));
+    let began = 0;
+    // A start that completes only once the other has begun: one after the other, this never ends.
+    const waitsForTheOther = (name: string): Role => ({
+      name,
+      async start(startCtx) {
+        if (++began === 2) bothBegan();
+        await everyStartBegan;
+        return recorded(name, events).start(startCtx);
+      },
+    });
+    const running = await together('processors', [waitsForTheOther('engine'), waitsForTheOther('events')], { startAtOnce: true }).start(ctx);
+    await running.stop();
+    expect(events.slice(0, 2).sort()).toEqual(['start engine as engine', 'start events as events']);
+    expect(events.slice(2)).toEqual(['stop engine', 'stop events']);
+  });
+
+  it('stops the parts that started when one of those started at once cannot, and fails with its error', async () => {
+    const events: string[] = [];
+    const role = together('processors', [recorded('engine', events, true), recorded('events', events)], { startAtOnce: true });
+    await expect(role.start(ctx)).rejects.toThrow('engine cannot start');
+    expect(events).toEqual(['start events as events', 'stop events']);
+  });
+
   it('stops peers at once when asked: each stop may wait for the others to begin theirs', async () => {
     const began: string[] = [];
     let allBegan!: () => void;
