@@ -40,14 +40,23 @@ export async function runToEnd<AtEnd = undefined>(
   return { seconds, processed: runtime.stats.processed, produced: runtime.stats.produced, atEnd: measured };
 }
 
-/** Whether the processor's group has committed every input partition to its end (its saved state covers it all). */
-export async function committedToEnd(log: EventLog, processor: Processor<unknown>): Promise<boolean> {
+/** Records the processor's group is behind its inputs' ends, summed over every input partition. */
+export async function lagOf(log: EventLog, processor: Processor<unknown>): Promise<number> {
+  let lag = 0;
   for (const topic of processor.inputs) {
     const committed = await log.committedOffsets(processor.name, topic);
-    for (const { partition, offset } of await log.endOffsets(topic)) {
-      if ((committed.find((c) => c.partition === partition)?.offset ?? 0) < offset) return false;
-    }
+    for (const { partition, offset } of await log.endOffsets(topic)) lag += Math.max(0, offset - (committed.find((c) => c.partition === partition)?.offset ?? 0));
   }
+  return lag;
+}
+
+/**
+ * Whether each processor's group has committed every input partition to its end (its saved
+ * state covers it all). In order, upstream first: a stage is at its end only once the
+ * processors upstream of it are.
+ */
+export async function committedToEnd(log: EventLog, processors: Processor<unknown>[]): Promise<boolean> {
+  for (const processor of processors) if ((await lagOf(log, processor)) > 0) return false;
   return true;
 }
 
@@ -62,12 +71,7 @@ export async function onThreadsToEnd(config: Config, processors: Processor<unkno
   const running = await Promise.all(processors.map((p) => processorOnThreads(p).start(context)));
   const start = performance.now();
   try {
-    // In order: a stage is at its end only once the processors upstream of it are.
-    const allAtEnd = async () => {
-      for (const p of processors) if (!(await committedToEnd(services.log, p))) return false;
-      return true;
-    };
-    while (!(await allAtEnd())) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (!(await committedToEnd(services.log, processors))) await new Promise((resolve) => setTimeout(resolve, 100));
     return (performance.now() - start) / 1000;
   } finally {
     await Promise.all(running.map((r) => r.stop()));

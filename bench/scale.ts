@@ -8,7 +8,6 @@ import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
 import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
-import type { EventLog } from '../infra/log/port.ts';
 import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
@@ -19,7 +18,7 @@ import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
-import { committedToEnd, onThreadsToEnd, runToEnd } from './processor-runs.ts';
+import { committedToEnd, lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
 
 const run = promisify(execFile);
@@ -152,7 +151,7 @@ async function onOneAndTwoThreads(
 /**
  * The distributed mode on one machine, as `tqa peers` runs it: the Kafka mock broker, a schema
  * registry and ClickHouse, fresh for each call, with the world seeded into them, and the `tqa`
- * processes `run` starts, each on a data dir of its own (so a checkpoint moves only through
+ * processes `runOn` starts, each on a data dir of its own (so a checkpoint moves only through
  * the store). Everything is stopped at the end.
  */
 async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEventLog; roles: RoleProcesses; newDir: () => Promise<string> }) => Promise<T>): Promise<T> {
@@ -259,14 +258,10 @@ async function processorsAdded(): Promise<void> {
       const started = performance.now();
       for (let cpu = 0; cpu < processes; cpu++) roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu));
       const lags: number[] = [];
-      const sampler = setInterval(() => void processorsLag(log).then((lag) => lags.push(lag)), LAG_SAMPLE_MS);
+      const lagOfAll = async () => (await Promise.all(PROCESSORS.map((p) => lagOf(log, p)))).reduce((a, b) => a + b, 0);
+      const sampler = setInterval(() => void lagOfAll().then((lag) => lags.push(lag)), LAG_SAMPLE_MS);
       try {
-        // In order: a stage is at its end only once the processors upstream of it are.
-        const allAtEnd = async () => {
-          for (const p of PROCESSORS) if (!(await committedToEnd(log, p))) return false;
-          return true;
-        };
-        await waitFor(allAtEnd, 'every processor to commit its inputs to their ends', 600_000);
+        await waitFor(() => committedToEnd(log, PROCESSORS), 'every processor to commit its inputs to their ends', 600_000);
       } finally {
         clearInterval(sampler);
       }
@@ -284,19 +279,8 @@ async function processorsAdded(): Promise<void> {
     figure,
     value: input / two.seconds,
     unit: 'events/s',
-    baseline: { name: `1 processors process (${rate(input / one.seconds)})`, value: input / one.seconds },
+    baseline: { name: '1 processors process', value: input / one.seconds },
     note: 'from the processes\' start to every group committed to its ends, the 1-day world the mock holds; the faster of two runs each',
   });
 }
 
-/** Records the processors' groups are behind their inputs' ends, summed over every group and partition. */
-async function processorsLag(log: EventLog): Promise<number> {
-  let lag = 0;
-  for (const processor of PROCESSORS) {
-    for (const topic of processor.inputs) {
-      const committed = await log.committedOffsets(processor.name, topic);
-      for (const { partition, offset } of await log.endOffsets(topic)) lag += offset - (committed.find((c) => c.partition === partition)?.offset ?? 0);
-    }
-  }
-  return lag;
-}
