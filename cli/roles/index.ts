@@ -12,10 +12,10 @@ import { onWorkerThread } from './worker-thread.ts';
  * Every role, in the order they stop: the inputs first (the feed, the processors, then the
  * API's requests), so each later role drains what an earlier one produced last; they start
  * in reverse, so the consumers are up before the producers, and the API, which needs only
- * the store, answers before the processors' threads have loaded their code (seconds). The feeds (a first start's seeding), the
- * processors (a catch-up) and the projections run on worker threads of their own, so their
- * CPU work never holds the API's event loop when they run in one process; the projections'
- * thread holds an embedded store and answers the other roles' reads of it. Each processor
+ * the store, answers before the processors' threads have loaded their code (seconds). The
+ * feeds (a first start's seeding), the processors (a catch-up) and the projections run on
+ * worker threads of their own, so their CPU work never holds the API's event loop when they
+ * run in one process; the projections' thread holds an embedded store and answers the other roles' reads of it. Each processor
  * has threads of its own: the public events, derived from the engine's outputs, are worked
  * out on another core while the engine goes on, and a processor with a task per partition
  * (the outcomes stage) spreads its partitions over several. The processors start at once:
