@@ -18,7 +18,7 @@ import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
-import { committedToEnd, lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
+import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
 
 const run = promisify(execFile);
@@ -234,7 +234,7 @@ async function replicaTakeover(): Promise<void> {
 /** Seconds a run of `processes` processors processes took to catch up, and the lag it showed on the way. */
 interface CatchUp {
   seconds: number;
-  /** Records the processors' groups were behind, summed over them, every LAG_SAMPLE_MS from the start. */
+  /** Records the processors' groups were behind, summed over them, about every LAG_SAMPLE_MS from the start. */
   lags: number[];
 }
 
@@ -253,18 +253,21 @@ async function processorsAdded(): Promise<void> {
   let input = 0;
   for (const processes of [1, 2, 1, 2]) {
     const caughtUp = await onPeers(async ({ env, log, roles, newDir }) => {
-      input = 0;
-      for (const topic of quantEngine.inputs) input += (await log.endOffsets(topic)).reduce((sum, p) => sum + p.offset, 0);
+      input = (await Promise.all(quantEngine.inputs.map((topic) => log.endOffsets(topic)))).flat().reduce((sum, p) => sum + p.offset, 0);
       const started = performance.now();
       for (let cpu = 0; cpu < processes; cpu++) roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu));
       const lags: number[] = [];
-      const lagOfAll = async () => (await Promise.all(PROCESSORS.map((p) => lagOf(log, p)))).reduce((a, b) => a + b, 0);
-      const sampler = setInterval(() => void lagOfAll().then((lag) => lags.push(lag)), LAG_SAMPLE_MS);
-      try {
-        await waitFor(() => committedToEnd(log, PROCESSORS), 'every processor to commit its inputs to their ends', 600_000);
-      } finally {
-        clearInterval(sampler);
-      }
+      // One read of every group's lag per poll, upstream first: 0 is every processor at its end (committedToEnd).
+      await waitFor(
+        async () => {
+          let lag = 0;
+          for (const processor of PROCESSORS) lag += await lagOf(log, processor);
+          if (performance.now() - started >= (lags.length + 1) * LAG_SAMPLE_MS) lags.push(lag);
+          return lag === 0;
+        },
+        'every processor to commit its inputs to their ends',
+        600_000,
+      );
       return { seconds: (performance.now() - started) / 1000, lags };
     });
     if (caughtUp.seconds < (best.get(processes)?.seconds ?? Infinity)) best.set(processes, caughtUp);
