@@ -12,3 +12,20 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }
+
+/**
+ * Whether `work` resolves within `ms`: false once `ms` has passed first (the work goes on, and
+ * its outcome is the caller's to observe); a rejection within `ms` rejects. The timer holds no
+ * process open.
+ */
+export async function resolvesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms).unref();
+  });
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

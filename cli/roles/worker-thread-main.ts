@@ -8,7 +8,7 @@ import type { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { serveStore } from '../../infra/store/remote/store-host.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
-import type { Role } from './role.ts';
+import { warnWhileStopping, type Role } from './role.ts';
 import type { RoleThreadData, RoleThreadMessage } from './worker-thread.ts';
 
 /** How long the thread may take to end by itself once its role has stopped and its services have closed. */
@@ -31,10 +31,14 @@ const running = await role.start({ config, logger, services, store: () => store.
 const port = parentPort!;
 port.postMessage({ type: 'started' } satisfies RoleThreadMessage);
 await once(port, 'message');
-await running.stop();
-await (await store.opened())?.close();
-storePort?.close();
-await services.close();
+// Each step warns while it takes long, so that a stop that hangs says where.
+const step = (name: string, stop: () => Promise<void>) => warnWhileStopping({ stop }, logger.child({ stopStep: name })).stop();
+await step('the role', () => running.stop());
+await step('the store', async () => {
+  await (await store.opened())?.close();
+  storePort?.close();
+});
+await step('the log connection', () => services.close());
 port.close();
 // The thread ends once its event loop is empty. A socket or timer that a library leaves open
 // past its close would keep it, and the process's stop waiting for it, alive for good (a closed

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { EventLoopTurns } from '../../infra/event-loop/turns.ts';
 import { inShare, type CommitOffset, type EventLog, type LogConsumer, type LogRecord, type OutgoingRecord, type PartitionShare, type TopicPartition } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
+import { resolvesWithin } from '../../infra/wait.ts';
 import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { RECORD_TYPES, type DeadLetter } from '../../schemas/records.ts';
@@ -49,6 +50,17 @@ const PROGRESS_COMMIT_MS = 200;
 const UPSTREAM_READ_TIMEOUT_MS = 10_000;
 /** Outputs a task may gather while its previous ones are still being written; it then waits for them. */
 const MAX_GATHERED_OUTPUTS = 50_000;
+/**
+ * How long a job on the tasks' queue waits for a read of end offsets before it leaves the task
+ * waiting for the next idle check or batch: a read the broker never answers (kafkajs retries a
+ * timed-out request for minutes) must not hold every task, and a stop, behind it.
+ */
+const END_READ_WAIT_MS = 5_000;
+/**
+ * How long a stop waits for the offset commits in line. One not made leaves the group's offsets
+ * behind the saved checkpoint, which the next start resumes from and commits again.
+ */
+const COMMITS_ON_STOP_WAIT_MS = 10_000;
 /** Default of RuntimeOptions.watchMs: a job, a commit or a stalled input held up this long is logged, and again as long as it is. */
 const WATCH_MS = 30_000;
 
@@ -148,6 +160,8 @@ interface Task<State> {
   lastCommitAt: number;
   /** A commit of this task waits in line: when its turn comes it sends `uncommitted`, the latest positions. */
   commitQueued: boolean;
+  /** An idle check of this task waits on the tasks' queue: the next one is not queued behind it. */
+  idleCheckQueued: boolean;
 }
 
 /**
@@ -247,7 +261,13 @@ export class ProcessorRuntime<State> {
     this.watchTimer = setInterval(() => this.watchLongRunning(), this.watchMs).unref();
     this.idleTimer = setInterval(() => {
       for (const task of this.tasks.values()) {
-        void this.serial(() => this.advance(task)).catch((err: unknown) => this.forget(task.id, err));
+        // One queued per task: a long job ahead (a batch through a backlog) would otherwise gather them by the hundred.
+        if (task.idleCheckQueued) continue;
+        task.idleCheckQueued = true;
+        void this.serial(async () => {
+          task.idleCheckQueued = false;
+          if (!this.stopping) await this.advance(task);
+        }).catch((err: unknown) => this.forget(task.id, err));
       }
     }, this.idleCheckMs);
     this.running = this.consumer.run((batch) =>
@@ -300,17 +320,23 @@ export class ProcessorRuntime<State> {
    */
   async stop(): Promise<void> {
     clearInterval(this.idleTimer);
-    clearInterval(this.watchTimer);
     this.stopping = true;
-    await this.serial(async () => {
-      for (const task of this.tasks.values()) {
-        // Outputs that failed to reach the log leave the previous checkpoint in place.
-        await this.checkpoint(task).catch((err: unknown) => this.logger.error({ err, task: task.id }, 'checkpoint on stop failed'));
+    // The watch goes on until the consumer has stopped: a stop held up by a job or a commit names it.
+    try {
+      await this.serial(async () => {
+        for (const task of this.tasks.values()) {
+          // Outputs that failed to reach the log leave the previous checkpoint in place.
+          await this.checkpoint(task).catch((err: unknown) => this.logger.error({ err, task: task.id }, 'checkpoint on stop failed'));
+        }
+      });
+      if (!(await resolvesWithin(this.commits, COMMITS_ON_STOP_WAIT_MS))) {
+        this.logger.warn({ waitedMs: COMMITS_ON_STOP_WAIT_MS }, 'the offset commits on stop did not finish in time; stopped without them, and the next start resumes from the saved checkpoints and commits them');
       }
-    });
-    await this.commits;
-    await this.consumer?.stop();
-    await this.running?.catch(() => undefined);
+      await this.consumer?.stop();
+      await this.running?.catch(() => undefined);
+    } finally {
+      clearInterval(this.watchTimer);
+    }
   }
 
   /** True when every input partition of its share has been processed up to its current end and its outputs are in the log. */
@@ -586,7 +612,9 @@ export class ProcessorRuntime<State> {
         if (atEnd === undefined) {
           // Any end offsets read since now will do, so this read (or one in flight) is enough.
           const asked = Date.now();
-          return this.refreshEnds(task.sources[i].topic).then(() => this.nextSource(task, Math.max(maxEndAgeMs, Date.now() - asked)));
+          return resolvesWithin(this.refreshEnds(task.sources[i].topic), END_READ_WAIT_MS).then((read) =>
+            read ? this.nextSource(task, Math.max(maxEndAgeMs, Date.now() - asked)) : -1,
+          );
         }
         if (!atEnd) return -1; // this input partition may still hold earlier records
         continue;
@@ -899,6 +927,7 @@ export class ProcessorRuntime<State> {
       uncommitted: usable ? covered(sources, positions, maxEventTime) : undefined,
       lastCommitAt: 0,
       commitQueued: false,
+      idleCheckQueued: false,
     };
     this.tasks.set(id, task);
     return task;

@@ -13,7 +13,7 @@ import type { DeadLetter, Mention } from '../../schemas/records.ts';
 import { orderSensitiveProcessor } from '../fixtures/order-sensitive-processor.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger, writeRuntimeInput } from '../helpers/runtime-fixture.ts';
-import { waitFor } from '../../infra/wait.ts';
+import { resolvesWithin, waitFor } from '../../infra/wait.ts';
 
 const POSTS = 3000;
 
@@ -487,6 +487,53 @@ describe('processor runtime', () => {
     );
     expect(handled).toBeGreaterThan(800);
     expect(warned).toBe(0);
+  });
+
+  /** What the tests below allow a stop held up by the log: well past the runtime's own bounds on its waits (10 s at most). */
+  const STOP_BOUND_MS = 30_000;
+
+  it('stops without waiting for good on an offset commit the group never answers, its checkpoint saved', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    // Every commit stays unanswered, as one sent to a coordinator behind a join that never completes.
+    const unanswered = commitsThrough(log, () => () => new Promise<void>(() => undefined));
+    const runtime = new ProcessorRuntime({ processor, log: unanswered, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 50 });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      expect(await resolvesWithin(runtime.stop(), STOP_BOUND_MS)).toBe(true);
+      expect(await coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions)).toBe(true);
+      expect(await groupCoversEveryInput(log, processor)).toBe(false);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('stops without waiting for good behind a read of an input\'s end the log never answers', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    // Once caught up, every read of end offsets stays unanswered, as one the broker lost.
+    let answering = true;
+    const losingReads = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'endOffsets') return Reflect.get(target, prop, receiver) as unknown;
+        return (topic: string) => (answering ? target.endOffsets(topic) : new Promise(() => undefined));
+      },
+    });
+    const runtime = new ProcessorRuntime({ processor, log: losingReads, codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, idleCheckMs: 20 });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      answering = false;
+      // Idle checks meanwhile find the ends they read too old and read them again.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await resolvesWithin(runtime.stop(), STOP_BOUND_MS)).toBe(true);
+    } finally {
+      await log.close();
+    }
   });
 
   it('commits the checkpoint a task resumes from when the group never took it', async () => {
