@@ -34,6 +34,12 @@ export interface RuntimeOptions<State> {
   /** How often a task waiting on an idle input re-checks whether that input is at its end. */
   idleCheckMs?: number;
   /**
+   * How often it does once the runtime has had nothing to do for QUIET_AFTER_MS (default
+   * 1,000 ms, at least idleCheckMs): on Kafka each check reads end offsets from the broker, and
+   * a stage that waits (a standby, one caught up) would spend a share of a core on them.
+   */
+  idleCheckQuietMs?: number;
+  /**
    * For a processor with a task per partition: the partitions this runtime takes on the file
    * log, where runtimes on several threads split them (ConsumerOptions.share). Default: all.
    */
@@ -61,6 +67,8 @@ const END_READ_WAIT_MS = 5_000;
  * behind the saved checkpoint, which the next start resumes from and commits again.
  */
 const COMMITS_ON_STOP_WAIT_MS = 10_000;
+/** Nothing handled, fetched or read anew for this long: the idle checks go to their quiet interval. */
+const QUIET_AFTER_MS = 1_000;
 /** Default of RuntimeOptions.watchMs: a job, a commit or a stalled input held up this long is logged, and again as long as it is. */
 const WATCH_MS = 30_000;
 
@@ -184,6 +192,14 @@ export class ProcessorRuntime<State> {
   private readonly processor: Processor<State>;
   /** How often idle tasks look for input, and how old end offsets may be to say an input is at its end. */
   private readonly idleCheckMs: number;
+  /** How often they look once the runtime has been quiet (RuntimeOptions.idleCheckQuietMs). */
+  private readonly idleCheckQuietMs: number;
+  /** When a batch last came, an idle check last handled a record, or a read of ends or of the upstreams' progress last found them moved. */
+  private activeAt = 0;
+  /** Records handled when the last idle check began. */
+  private handledAtLastIdleCheck = 0;
+  /** When the idle check scheduled runs. */
+  private idleCheckAt = 0;
   /** How often the watch looks for work held up for long (RuntimeOptions.watchMs). */
   private readonly watchMs: number;
   /** Records handled (processed or dead-lettered) when the watch last looked. */
@@ -230,6 +246,7 @@ export class ProcessorRuntime<State> {
   constructor(private readonly options: RuntimeOptions<State>) {
     this.processor = options.processor;
     this.idleCheckMs = options.idleCheckMs ?? 100;
+    this.idleCheckQuietMs = Math.max(this.idleCheckMs, options.idleCheckQuietMs ?? 1_000);
     this.watchMs = options.watchMs ?? WATCH_MS;
     this.logger = options.logger.child({ processor: options.processor.name });
     const upstreamOutputs = new Set(this.processor.upstreams?.flatMap((u) => u.outputs));
@@ -259,19 +276,11 @@ export class ProcessorRuntime<State> {
       onRevoked: () => void this.serial(async () => this.dropHandedOver()),
     });
     this.watchTimer = setInterval(() => this.watchLongRunning(), this.watchMs).unref();
-    this.idleTimer = setInterval(() => {
-      for (const task of this.tasks.values()) {
-        // One queued per task: a long job ahead (a batch through a backlog) would otherwise gather them by the hundred.
-        if (task.idleCheckQueued) continue;
-        task.idleCheckQueued = true;
-        void this.serial(async () => {
-          task.idleCheckQueued = false;
-          if (!this.stopping) await this.advance(task);
-        }).catch((err: unknown) => this.forget(task.id, err));
-      }
-    }, this.idleCheckMs);
+    this.activeAt = Date.now();
+    this.scheduleIdleCheck();
     this.running = this.consumer.run((batch) =>
       this.serial(async () => {
+        this.noteActive();
         try {
           await this.accept(batch.topic, batch.partition, batch.records);
         } catch (err) {
@@ -281,6 +290,38 @@ export class ProcessorRuntime<State> {
       }),
     );
     return this.running;
+  }
+
+  /** Queues an advance of every task, then schedules the next check. */
+  private idleCheck(): void {
+    const handled = this.stats.processed + this.stats.deadLettered;
+    if (handled !== this.handledAtLastIdleCheck) this.activeAt = Date.now();
+    this.handledAtLastIdleCheck = handled;
+    for (const task of this.tasks.values()) {
+      // One queued per task: a long job ahead (a batch through a backlog) would otherwise gather them by the hundred.
+      if (task.idleCheckQueued) continue;
+      task.idleCheckQueued = true;
+      void this.serial(async () => {
+        task.idleCheckQueued = false;
+        if (!this.stopping) await this.advance(task);
+      }).catch((err: unknown) => this.forget(task.id, err));
+    }
+    this.scheduleIdleCheck();
+  }
+
+  private scheduleIdleCheck(): void {
+    if (this.stopping) return;
+    const delay = Date.now() - this.activeAt < QUIET_AFTER_MS ? this.idleCheckMs : this.idleCheckQuietMs;
+    this.idleCheckAt = Date.now() + delay;
+    this.idleTimer = setTimeout(() => this.idleCheck(), delay);
+  }
+
+  /** Something came or moved: the idle checks go back to their short interval, the next one within it. */
+  private noteActive(): void {
+    this.activeAt = Date.now();
+    if (this.idleCheckAt - this.activeAt <= this.idleCheckMs) return;
+    clearTimeout(this.idleTimer);
+    this.scheduleIdleCheck();
   }
 
   /**
@@ -319,8 +360,8 @@ export class ProcessorRuntime<State> {
    * what the checkpoints cover; batches delivered after that are left for the next start.
    */
   async stop(): Promise<void> {
-    clearInterval(this.idleTimer);
     this.stopping = true;
+    clearTimeout(this.idleTimer);
     // The watch goes on until the consumer has stopped: a stop held up by a job or a commit names it.
     try {
       await this.serial(async () => {
@@ -664,7 +705,9 @@ export class ProcessorRuntime<State> {
       }
       // A read given up on is older than the one that replaced it: it says nothing new.
       if (this.upstreamRead !== read) return;
-      this.upstream = { before: before === Infinity ? -Infinity : before, ends, at: read.startedAt };
+      const progress = before === Infinity ? -Infinity : before;
+      if (progress !== this.upstream.before || [...ends].some(([topic, offsets]) => !sameOffsets(offsets, this.upstream.ends.get(topic)))) this.noteActive();
+      this.upstream = { before: progress, ends, at: read.startedAt };
       this.upstreamReadFailing = false;
     })()
       .catch((err: unknown) => {
@@ -699,7 +742,9 @@ export class ProcessorRuntime<State> {
       .endOffsets(topic)
       .then((ends) => {
         ends.sort((a, b) => a.partition - b.partition);
-        this.endOffsets.set(topic, { at: startedAt, ends: ends.map((e) => e.offset) });
+        const offsets = ends.map((e) => e.offset);
+        if (!sameOffsets(offsets, this.endOffsets.get(topic)?.ends)) this.noteActive();
+        this.endOffsets.set(topic, { at: startedAt, ends: offsets });
       })
       .finally(() => this.endOffsetReads.delete(topic));
     this.endOffsetReads.set(topic, read);
@@ -1001,6 +1046,10 @@ function handledThroughIn(metadata: string | null): number {
 
 function isHeld(held: readonly TopicPartition[], { topic, partition }: Source): boolean {
   return held.some((h) => h.topic === topic && h.partition === partition);
+}
+
+function sameOffsets(a: readonly number[], b: readonly number[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && a.every((offset, i) => offset === b[i]);
 }
 
 function sourceId(topic: string, partition: number): string {

@@ -536,6 +536,37 @@ describe('processor runtime', () => {
     }
   });
 
+  it('reads its inputs\' ends at the quiet interval once it has had nothing to do, and takes up new input as it comes', async () => {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    let reads = 0;
+    const counting = new Proxy(log, {
+      get(target, prop, receiver) {
+        if (prop !== 'endOffsets') return Reflect.get(target, prop, receiver) as unknown;
+        return (topic: string) => (reads++, target.endOffsets(topic));
+      },
+    });
+    // Checks every 10 ms while active, every 1,000 ms once quiet (the default).
+    const runtime = new ProcessorRuntime({ processor, log: counting, codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, idleCheckMs: 10 });
+    void runtime.start();
+    try {
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // past QUIET_AFTER_MS
+      const before = reads;
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Quiet: about 2 checks, a read of each input topic's ends each. Active, it would be about 200.
+      expect(reads - before).toBeLessThanOrEqual(4 * processor.inputs.length);
+      // New input is taken up as it comes, quiet or not.
+      const [first] = await log.read(processor.inputs[0], 0, 0, 1);
+      await log.append(processor.inputs[0], [{ key: first.key, value: first.value, timestamp: first.timestamp }]);
+      await waitFor(() => runtime.caughtUp(), 'the runtime to process the new input', 10_000);
+    } finally {
+      await runtime.stop();
+      await log.close();
+    }
+  });
+
   it('commits the checkpoint a task resumes from when the group never took it', async () => {
     const dir = await newDir();
     const { log, codec } = await openEmbedded(dir);
