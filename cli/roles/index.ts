@@ -20,14 +20,16 @@ import { onWorkerThread } from './worker-thread.ts';
  * the engine's outputs, are worked out on another core while the engine goes on, and a
  * processor with a task per partition (the outcomes stage) spreads its partitions over
  * several. The processors start at once: each reads the log from its own group's commits,
- * so none waits for another to be up.
+ * so none waits for another to be up. They stop at once too: each saves what it handled and
+ * needs nothing of the others to do so, and one whose stop the broker holds up (a member
+ * kafkajs cannot get out of its group) holds up none of the others.
  */
 export const ROLES: readonly Role[] = [
   onWorkerThread('feeds', new URL('./feeds.ts', import.meta.url), 'feedsRole', { background: true }),
   together(
     'processors',
     PROCESSORS.map((p) => processorOnThreads(p)),
-    { startAtOnce: true },
+    { startAtOnce: true, stopAtOnce: true },
   ),
   apiRole,
   streamRole,

@@ -10,9 +10,9 @@ interface TogetherOptions {
    */
   startAtOnce?: boolean;
   /**
-   * The parts are peers (one stage's threads, members of one group) and stop at the same
-   * time: one by one, each leave would re-balance the group and the next member's stop would
-   * wait for that join.
+   * The parts stop at the same time: peers (one stage's threads, members of one group), which
+   * one by one would each re-balance the group with its leave and make the next member's stop
+   * wait for that join; or parts that need nothing of one another to stop (the processors).
    */
   stopAtOnce?: boolean;
 }
