@@ -126,6 +126,16 @@ function partlyHeld(log: EventLog) {
   return group;
 }
 
+/** The log whose reads of end offsets go through `read`, which is given the log's own. */
+function endReadsThrough(log: EventLog, read: (topic: string, endOffsets: EventLog['endOffsets']) => ReturnType<EventLog['endOffsets']>): EventLog {
+  return new Proxy(log, {
+    get(target, prop, receiver) {
+      if (prop !== 'endOffsets') return Reflect.get(target, prop, receiver) as unknown;
+      return (topic: string) => read(topic, (t) => target.endOffsets(t));
+    },
+  });
+}
+
 /** Whether `positions` (by `topic#partition`) reach the end of every non-empty input partition. */
 async function coversEveryInput(log: EventLog, processor: Processor<unknown>, positions: Record<string, number> | undefined): Promise<boolean> {
   if (!positions) return false;
@@ -517,12 +527,7 @@ describe('processor runtime', () => {
     const processor = orderSensitiveProcessor('order-sensitive', 'single');
     // Once caught up, every read of end offsets stays unanswered, as one the broker lost.
     let answering = true;
-    const losingReads = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'endOffsets') return Reflect.get(target, prop, receiver) as unknown;
-        return (topic: string) => (answering ? target.endOffsets(topic) : new Promise(() => undefined));
-      },
-    });
+    const losingReads = endReadsThrough(log, (topic, endOffsets) => (answering ? endOffsets(topic) : new Promise(() => undefined)));
     const runtime = new ProcessorRuntime({ processor, log: losingReads, codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, idleCheckMs: 20 });
     void runtime.start();
     try {
@@ -541,12 +546,7 @@ describe('processor runtime', () => {
     const { log, codec } = await openEmbedded(dir);
     const processor = orderSensitiveProcessor('order-sensitive', 'single');
     let reads = 0;
-    const counting = new Proxy(log, {
-      get(target, prop, receiver) {
-        if (prop !== 'endOffsets') return Reflect.get(target, prop, receiver) as unknown;
-        return (topic: string) => (reads++, target.endOffsets(topic));
-      },
-    });
+    const counting = endReadsThrough(log, (topic, endOffsets) => (reads++, endOffsets(topic)));
     // Checks every 10 ms while active, every 1,000 ms once quiet (the default).
     const runtime = new ProcessorRuntime({ processor, log: counting, codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, idleCheckMs: 10 });
     void runtime.start();
