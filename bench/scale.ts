@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
@@ -15,8 +16,10 @@ import { waitFor } from '../infra/wait.ts';
 import { analogsStage } from '../processors/analogs/analogs.ts';
 import { PROCESSORS } from '../processors/index.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
+import { StoreCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
+import { openStore } from '../projections/open-store.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
 import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
@@ -40,7 +43,8 @@ const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '12
  * processors` processes on data dirs of their own, so the replica restores the checkpoint the
  * other saved in the store), from the kill to the replica's first commit of input beyond what
  * the killed one had committed, against the broker's session timeout, which it waits before
- * moving the partitions; and how fast the processors catch up with a second process added.
+ * moving the partitions; and how fast the processors catch up with a second process added,
+ * and the CPU one process uses once caught up, its stages waiting for input.
  */
 export async function benchScale(): Promise<void> {
   await engineOnThreads();
@@ -193,7 +197,19 @@ async function replicaTakeover(): Promise<void> {
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
 
-    await waitFor(async () => (await engineProgress(log)).committed > 0, 'the engine to commit a checkpoint', 120_000);
+    // The copy of a checkpoint to the store follows its commit (CachedCheckpoints): killed
+    // between the two, the holder would leave the replica nothing in the store to resume from.
+    const store = await openStore(loadConfig(env), logger);
+    try {
+      const sharedCheckpoints = new StoreCheckpoints(store);
+      await waitFor(
+        async () => (await engineProgress(log)).committed > 0 && (await sharedCheckpoints.load(quantEngine.name, 0)) !== undefined,
+        'the engine to commit a checkpoint and copy one to the store',
+        120_000,
+      );
+    } finally {
+      await store.close();
+    }
     const holder = processors.find(holdsEngine);
     if (!holder) throw new Error('neither processors process holds the engine');
     const replica = processors.find((p) => p !== holder)!;
@@ -236,9 +252,19 @@ interface CatchUp {
   seconds: number;
   /** Records the processors' groups were behind, summed over them, about every LAG_SAMPLE_MS from the start. */
   lags: number[];
+  /** With one process: its CPU seconds per second of wall time while it caught up, and for IDLE_SAMPLE_MS after. */
+  cpu?: { catchingUp: number; caughtUp: number };
 }
 
 const LAG_SAMPLE_MS = 5_000;
+const IDLE_SAMPLE_MS = 10_000;
+
+/** CPU seconds a process (every thread of it) has used, from /proc (in clock ticks, 100 a second on Linux). */
+async function cpuSeconds(pid: number): Promise<number> {
+  // The fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 /**
  * Lag with one processors process, and with a second one added: each run starts from the
@@ -255,7 +281,8 @@ async function processorsAdded(): Promise<void> {
     const caughtUp = await onPeers(async ({ env, log, roles, newDir }) => {
       input = (await Promise.all(quantEngine.inputs.map((topic) => log.endOffsets(topic)))).flat().reduce((sum, p) => sum + p.offset, 0);
       const started = performance.now();
-      for (let cpu = 0; cpu < processes; cpu++) roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu));
+      const pids: number[] = [];
+      for (let cpu = 0; cpu < processes; cpu++) pids.push(roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu)).child.pid!);
       const lags: number[] = [];
       // One read of every group's lag per poll, upstream first: 0 is every processor at its end (committedToEnd).
       await waitFor(
@@ -268,7 +295,12 @@ async function processorsAdded(): Promise<void> {
         'every processor to commit its inputs to their ends',
         600_000,
       );
-      return { seconds: (performance.now() - started) / 1000, lags };
+      const seconds = (performance.now() - started) / 1000;
+      if (processes > 1) return { seconds, lags };
+      // What the process costs once it has nothing left to do: its stages wait on the broker for input.
+      const atEnd = await cpuSeconds(pids[0]);
+      await delay(IDLE_SAMPLE_MS);
+      return { seconds, lags, cpu: { catchingUp: atEnd / seconds, caughtUp: ((await cpuSeconds(pids[0])) - atEnd) / (IDLE_SAMPLE_MS / 1000) } };
     });
     if (caughtUp.seconds < (best.get(processes)?.seconds ?? Infinity)) best.set(processes, caughtUp);
   }
@@ -284,6 +316,15 @@ async function processorsAdded(): Promise<void> {
     unit: 'events/s',
     baseline: { name: '1 processors process', value: input / one.seconds },
     note: 'from the processes\' start to every group committed to its ends, the 1-day world the mock holds; the faster of two runs each',
+  });
+  const { catchingUp, caughtUp } = one.cpu!;
+  process.stdout.write(`  CPU of the 1 process: ${catchingUp.toFixed(2)} s a second while it caught up, ${caughtUp.toFixed(2)} s a second in the ${IDLE_SAMPLE_MS / 1000} s after\n`);
+  report({
+    figure: 'CPU of a caught-up processors process, its stages waiting for input (Kafka mock, one core)',
+    value: caughtUp,
+    unit: 'CPU s/s',
+    baseline: { name: 'while it caught up', value: catchingUp },
+    note: `over the ${IDLE_SAMPLE_MS / 1000} s after its catch-up, in the faster run with 1 process`,
   });
 }
 
