@@ -20,7 +20,7 @@ import { StoreCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { openStore } from '../projections/open-store.ts';
-import { engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
+import { engineCheckpointedInStore, engineCheckpointLoads, engineProgress, holdsEngine, RoleProcesses } from '../test/helpers/role-processes.ts';
 import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
 
@@ -197,16 +197,10 @@ async function replicaTakeover(): Promise<void> {
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500' });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
 
-    // The copy of a checkpoint to the store follows its commit (CachedCheckpoints): killed
-    // between the two, the holder would leave the replica nothing in the store to resume from.
     const store = await openStore(loadConfig(env), logger);
     try {
       const sharedCheckpoints = new StoreCheckpoints(store);
-      await waitFor(
-        async () => (await engineProgress(log)).committed > 0 && (await sharedCheckpoints.load(quantEngine.name, 0)) !== undefined,
-        'the engine to commit a checkpoint and copy one to the store',
-        120_000,
-      );
+      await waitFor(() => engineCheckpointedInStore(log, sharedCheckpoints), 'the engine to commit a checkpoint and copy one to the store', 120_000);
     } finally {
       await store.close();
     }

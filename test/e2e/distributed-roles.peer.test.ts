@@ -13,9 +13,8 @@ import { loadConfig } from '../../infra/config.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
-import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { openStore } from '../../projections/open-store.ts';
-import { engineProgress, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
+import { engineCheckpointedInStore, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
@@ -109,12 +108,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     let atKill: { committed: number; end: number };
     let holder: RoleProcess | undefined;
     try {
-      // The copy of a checkpoint to the store follows its commit (CachedCheckpoints): killed
-      // between the two, the holder would leave the standby nothing in the store to resume from.
-      atKill = await waitFor(async () => {
-        const progress = await engineProgress(log);
-        return progress.committed > 0 && (await sharedCheckpoints.load(quantEngine.name, 0)) !== undefined ? progress : undefined;
-      }, 'the engine to commit a checkpoint and copy one to the store', 120_000);
+      atKill = await waitFor(() => engineCheckpointedInStore(log, sharedCheckpoints), 'the engine to commit a checkpoint and copy one to the store', 120_000);
       holder = processors.find(holdsEngine);
       expect(holder, 'one processors process holds the engine').toBeDefined();
       expect(await roles.stop(holder!, 'SIGKILL')).toBeNull();

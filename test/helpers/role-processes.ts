@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import type { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 
 /** `tqa` commands run as processes of their own, as a user runs the roles; for the tests and the benchmarks. */
 
@@ -63,6 +64,16 @@ export async function engineProgress(log: EventLog): Promise<{ committed: number
     for (const p of await log.endOffsets(topic)) end += p.offset;
   }
   return { committed, end };
+}
+
+/**
+ * The engine's progress once its group has committed and a checkpoint of it is in the store;
+ * undefined before. The copy to the store follows the commit (CachedCheckpoints): killed
+ * between the two, a holder would leave a standby nothing in the store to resume from.
+ */
+export async function engineCheckpointedInStore(log: EventLog, checkpoints: StoreCheckpoints): Promise<{ committed: number; end: number } | undefined> {
+  const progress = await engineProgress(log);
+  return progress.committed > 0 && (await checkpoints.load(quantEngine.name, 0)) !== undefined ? progress : undefined;
 }
 
 /** On Kafka: whether the process's last join of the engine's group gave it the partitions (another member waits as a standby). */

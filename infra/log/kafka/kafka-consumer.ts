@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../logging.ts';
+import { resolvesWithin } from '../../wait.ts';
 import type { Batch, BatchContext, CommitOffset, ConsumerOptions, LogConsumer, TopicPartition } from '../port.ts';
 import { copartitionedAssigner } from './copartitioned-assigner.ts';
 import { exclusiveAssigner } from './exclusive-assigner.ts';
@@ -104,7 +105,7 @@ export class KafkaLogConsumer implements LogConsumer {
       const left = this.leave();
       left.catch(() => undefined); // also once the bound has passed and nobody awaits it
       const boundMs = this.settings.sessionTimeout + 10_000;
-      const inTime = await Promise.race([left.then(() => true), delay(boundMs, false, { ref: false })]);
+      const inTime = await resolvesWithin(left, boundMs);
       if (!inTime) {
         this.logger.warn({ groupId: this.options.groupId, waitedMs: boundMs }, 'the member did not leave the group in time (kafkajs still joining, or waiting on the broker); stopped without it, and the group expires it after the session timeout');
       }
