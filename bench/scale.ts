@@ -246,12 +246,21 @@ interface CatchUp {
   seconds: number;
   /** Records the processors' groups were behind, summed over them, about every LAG_SAMPLE_MS from the start. */
   lags: number[];
+  /** CPU seconds per second of wall time while they caught up: of the whole machine (the peers and this process too), and of each processors process. */
+  machine: { busy: number; processes: number[] };
   /** With one process: its CPU seconds per second of wall time while it caught up, and for IDLE_SAMPLE_MS after. */
   cpu?: { catchingUp: number; caughtUp: number };
 }
 
 const LAG_SAMPLE_MS = 5_000;
 const IDLE_SAMPLE_MS = 10_000;
+
+/** CPU seconds every process of the machine has used since boot, summed over the cores (from /proc/stat, in clock ticks). */
+async function machineBusySeconds(): Promise<number> {
+  // The first line sums the cores: user, nice, system, idle, iowait, irq, softirq, steal, …; busy is all but idle and iowait.
+  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
 
 /** CPU seconds a process (every thread of it) has used, from /proc (in clock ticks, 100 a second on Linux). */
 async function cpuSeconds(pid: number): Promise<number> {
@@ -264,7 +273,9 @@ async function cpuSeconds(pid: number): Promise<number> {
  * Lag with one processors process, and with a second one added: each run starts from the
  * seeded world, its processes each held to a core of their own (taskset), as on machines of
  * one core, and ends once every processor's group has committed its inputs to their ends. The
- * peers run on either core. Two runs of each, alternating, the faster counting.
+ * peers run on either core. Two runs of each, alternating, the faster counting. It prints how
+ * many cores the whole machine kept busy meanwhile: two processes a core each plus the peers and
+ * this process may want more cores than there are, and a second process then cannot help.
  */
 async function processorsAdded(): Promise<void> {
   const figure = 'catch-up rate, 2 processors processes against 1 (Kafka mock, ClickHouse, a core each)';
@@ -275,6 +286,7 @@ async function processorsAdded(): Promise<void> {
     const caughtUp = await onPeers(async ({ env, log, roles, newDir }) => {
       input = (await Promise.all(quantEngine.inputs.map((topic) => log.endOffsets(topic)))).flat().reduce((sum, p) => sum + p.offset, 0);
       const started = performance.now();
+      const machineAtStart = await machineBusySeconds();
       const pids: number[] = [];
       for (let cpu = 0; cpu < processes; cpu++) pids.push(roles.start(['start', '--roles', 'processors'], { ...env, TQA_DATA_DIR: await newDir() }, String(cpu)).child.pid!);
       const lags: number[] = [];
@@ -290,19 +302,22 @@ async function processorsAdded(): Promise<void> {
         600_000,
       );
       const seconds = (performance.now() - started) / 1000;
-      if (processes > 1) return { seconds, lags };
+      const atEnd = await Promise.all(pids.map(cpuSeconds));
+      const machine = { busy: ((await machineBusySeconds()) - machineAtStart) / seconds, processes: atEnd.map((cpu) => cpu / seconds) };
+      if (processes > 1) return { seconds, lags, machine };
       // What the process costs once it has nothing left to do: its stages wait on the broker for input.
-      const atEnd = await cpuSeconds(pids[0]);
       await delay(IDLE_SAMPLE_MS);
-      return { seconds, lags, cpu: { catchingUp: atEnd / seconds, caughtUp: ((await cpuSeconds(pids[0])) - atEnd) / (IDLE_SAMPLE_MS / 1000) } };
+      return { seconds, lags, machine, cpu: { catchingUp: atEnd[0] / seconds, caughtUp: ((await cpuSeconds(pids[0])) - atEnd[0]) / (IDLE_SAMPLE_MS / 1000) } };
     });
     if (caughtUp.seconds < (best.get(processes)?.seconds ?? Infinity)) best.set(processes, caughtUp);
   }
   const [one, two] = [best.get(1)!, best.get(2)!];
+  const machineLine = ({ machine }: CatchUp) => `${machine.busy.toFixed(2)} (the processors ${machine.processes.map((cpu) => cpu.toFixed(2)).join(' and ')})`;
   const lagLine = (run: CatchUp) => run.lags.map((lag, i) => `${((i + 1) * LAG_SAMPLE_MS) / 1000} s: ${lag.toLocaleString('en-US')}`).join(', ');
   process.stdout.write(
     `processors processes on a core each, ${input.toLocaleString('en-US')} input records (Kafka mock): caught up in ${one.seconds.toFixed(1)} s with 1, ` +
-      `${two.seconds.toFixed(1)} s with 2 (${(one.seconds / two.seconds).toFixed(2)}×)\n  lag with 1: ${lagLine(one)}\n  lag with 2: ${lagLine(two)}\n`,
+      `${two.seconds.toFixed(1)} s with 2 (${(one.seconds / two.seconds).toFixed(2)}×)\n  lag with 1: ${lagLine(one)}\n  lag with 2: ${lagLine(two)}\n` +
+      `  cores of the ${availableParallelism()} busy while they caught up, every process of the machine: ${machineLine(one)} with 1, ${machineLine(two)} with 2\n`,
   );
   report({
     figure,
