@@ -25,11 +25,18 @@ export interface RuntimeOptions<State> {
    */
   checkpointSaveShare?: number;
   /**
-   * Records a task must be seen behind its inputs' ends for its work to count as a backlog
+   * Records a task must be seen behind its inputs' ends for its work to count as a long backlog
    * (default 100,000): a task that works through one saves a checkpoint as soon as it reaches
    * the ends, whatever the spacing, so its committed lag shows it caught up at once.
    */
   backlogRecords?: number;
+  /**
+   * The same for a short backlog (default 1,000, what `tqa start`'s health still calls caught
+   * up): at its end the task saves once a quarter of checkpointIntervalMs has passed since its
+   * last save, and its save-cost spacing, rather than the whole interval. Bursts of live input
+   * that make one stay within checkpointSaveShare.
+   */
+  shortBacklogRecords?: number;
   maxBatchRecords?: number;
   /** How often a task waiting on an idle input re-checks whether that input is at its end. */
   idleCheckMs?: number;
@@ -67,6 +74,8 @@ const END_READ_WAIT_MS = 5_000;
  * behind the saved checkpoint, which the next start resumes from and commits again.
  */
 const COMMITS_ON_STOP_WAIT_MS = 10_000;
+/** The share of checkpointIntervalMs after which a task at the end of a short backlog saves (RuntimeOptions.shortBacklogRecords). */
+const SHORT_BACKLOG_INTERVAL_SHARE = 0.25;
 /** Nothing handled, fetched or read anew for this long: the idle checks go to their quiet interval. */
 const QUIET_AFTER_MS = 1_000;
 /** Default of RuntimeOptions.watchMs: a job, a commit or a stalled input held up this long is logged, and again as long as it is. */
@@ -163,6 +172,8 @@ interface Task<State> {
   lastSaveMs: number;
   /** Seen at least backlogRecords behind its inputs' ends, and not at them since. */
   inBacklog: boolean;
+  /** Seen at least shortBacklogRecords behind its inputs' ends, and no checkpoint saved at them since. */
+  inShortBacklog: boolean;
   /** The positions of the last checkpoint while the group has not taken them (a commit failed or is in flight). */
   uncommitted: CommitOffset[] | undefined;
   lastCommitAt: number;
@@ -558,10 +569,11 @@ export class ProcessorRuntime<State> {
   }
 
   /**
-   * Whether the task has just worked through a backlog to its inputs' ends, by the end offsets
-   * the merge last read (an input that never ran empty has none: not at its end yet), or for
-   * an upstream's topic those read with its progress. One save per backlog: live input, a few
-   * records behind at a time, never makes one.
+   * Whether the task has worked through a backlog to its inputs' ends and saves now, by the end
+   * offsets the merge last read (an input that never ran empty has none: not at its end yet), or
+   * for an upstream's topic those read with its progress: at once after a long one, after a
+   * short one once its spacing allows (a later advance at the ends saves it). One save per
+   * backlog: live input, a few records behind at a time, never makes one.
    */
   private leftBacklog(task: Task<State>): boolean {
     let behind = 0;
@@ -572,9 +584,18 @@ export class ProcessorRuntime<State> {
       else unknown = true;
     }
     if (behind >= (this.options.backlogRecords ?? 100_000)) task.inBacklog = true;
-    if (behind > 0 || unknown || !task.inBacklog) return false;
+    if (behind >= (this.options.shortBacklogRecords ?? 1_000)) task.inShortBacklog = true;
+    if (behind > 0 || unknown || !(task.inBacklog || task.inShortBacklog)) return false;
+    const due = task.inBacklog || Date.now() - task.lastCheckpointAt >= Math.max(this.saveCostSpacingMs(task), (this.options.checkpointIntervalMs ?? 5000) * SHORT_BACKLOG_INTERVAL_SHARE);
+    if (!due && task.dirty) return false;
     task.inBacklog = false;
+    task.inShortBacklog = false;
     return task.dirty;
+  }
+
+  /** The least time between two checkpoints of the task for its saves to take at most checkpointSaveShare of its time. */
+  private saveCostSpacingMs(task: Task<State>): number {
+    return task.lastSaveMs / (this.options.checkpointSaveShare ?? 0.05);
   }
 
   /** A topic's end offsets by partition as last read: for an upstream's topic, those read with its progress. */
@@ -601,7 +622,7 @@ export class ProcessorRuntime<State> {
   }
 
   private async checkpointIfDue(task: Task<State>): Promise<void> {
-    const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, task.lastSaveMs / (this.options.checkpointSaveShare ?? 0.05));
+    const interval = Math.max(this.options.checkpointIntervalMs ?? 5000, this.saveCostSpacingMs(task));
     if (task.dirty && Date.now() - task.lastCheckpointAt >= interval) await this.checkpoint(task);
     // A task with nothing new to save would otherwise never offer its last positions again.
     // Only while this member holds some of its partitions: a standby's is the holder's to commit.
@@ -967,6 +988,7 @@ export class ProcessorRuntime<State> {
       lastCheckpointAt: Date.now(),
       lastSaveMs: 0,
       inBacklog: false,
+      inShortBacklog: false,
       // The checkpoint may be ahead of the group's offsets (a commit refused, or the process
       // ended between the save and the commit): offered once more, or the lag stays for good.
       uncommitted: usable ? covered(sources, positions, maxEventTime) : undefined,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog, LogConsumer } from '../../infra/log/port.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
-import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
+import { ProcessorRuntime, type RuntimeOptions } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, Mention } from '../../schemas/records.ts';
 import { orderSensitiveProcessor } from '../fixtures/order-sensitive-processor.ts';
@@ -334,34 +334,48 @@ describe('processor runtime', () => {
     }
   });
 
-  it('saves a checkpoint on reaching the end of a backlog, however far its spacing puts the next one', async () => {
-    const checkpointAfterCatchingUp = async (backlogRecords: number) => {
-      const dir = await newDir();
-      const { log, codec } = await openEmbedded(dir);
-      const checkpoints = new FileCheckpoints(join(dir, 'state'));
-      const processor = orderSensitiveProcessor('order-sensitive', 'single');
-      // Neither the interval nor the save-cost spacing would allow a second save during this test.
-      const runtime = new ProcessorRuntime({ processor, log, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, backlogRecords });
-      void runtime.start();
-      await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-      const ends = Object.fromEntries(
-        (await Promise.all(processor.inputs.map(async (topic) => (await log.endOffsets(topic)).map((e) => [`${topic}#${e.partition}`, e.offset] as const)))).flat(),
-      );
-      // Several idle checks: time for a save that is coming to land.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const saved = await checkpoints.load(processor.name, 0);
-      await runtime.stop();
-      await log.close();
-      return { saved, ends };
-    };
+  /**
+   * Runs the fixture's single task to the end of its input (more than 1,000 records) with
+   * `tuning`, waits `settleMs` (idle checks: time for a save that is coming to land) and returns
+   * the checkpoint saved by then, with the input's ends.
+   */
+  async function checkpointAfterCatchingUp(tuning: Partial<RuntimeOptions<unknown>>, settleMs: number) {
+    const dir = await newDir();
+    const { log, codec } = await openEmbedded(dir);
+    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    const processor = orderSensitiveProcessor('order-sensitive', 'single');
+    const runtime = new ProcessorRuntime({ processor, log, codec, checkpoints, logger: silentLogger, ...tuning });
+    void runtime.start();
+    await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
+    const ends = Object.fromEntries(
+      (await Promise.all(processor.inputs.map(async (topic) => (await log.endOffsets(topic)).map((e) => [`${topic}#${e.partition}`, e.offset] as const)))).flat(),
+    );
+    expect(Object.values(ends).reduce((a, b) => a + b, 0)).toBeGreaterThan(1000);
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const saved = await checkpoints.load(processor.name, 0);
+    await runtime.stop();
+    await log.close();
+    return { saved, ends };
+  }
 
-    const backlog = await checkpointAfterCatchingUp(1000);
-    expect(Object.values(backlog.ends).reduce((a, b) => a + b, 0)).toBeGreaterThan(1000);
+  it('saves a checkpoint on reaching the end of a backlog, however far its spacing puts the next one', async () => {
+    // Neither the interval nor the save-cost spacing would allow a second save during this test.
+    const spacedOut = { checkpointIntervalMs: 600_000, checkpointSaveShare: 1e-9, shortBacklogRecords: 1_000_000 };
+    const backlog = await checkpointAfterCatchingUp({ ...spacedOut, backlogRecords: 1000 }, 500);
     expect(backlog.saved?.positions).toEqual(backlog.ends);
     // Input below the threshold is no backlog: the spacing alone decides, and it allows no save.
-    const noBacklog = await checkpointAfterCatchingUp(1_000_000);
+    const noBacklog = await checkpointAfterCatchingUp({ ...spacedOut, backlogRecords: 1_000_000 }, 500);
     expect(noBacklog.saved).toBeUndefined();
   });
+
+  it('saves a checkpoint a quarter of the interval after its last one on reaching the end of a short backlog', async () => {
+    // A 20 s interval: the short backlog's save comes 5 s after the task's start, the interval's after 20 s.
+    const tuning = { checkpointIntervalMs: 20_000, backlogRecords: 1_000_000 };
+    const shortBacklog = await checkpointAfterCatchingUp({ ...tuning, shortBacklogRecords: 1000 }, 6_000);
+    expect(shortBacklog.saved?.positions).toEqual(shortBacklog.ends);
+    const noBacklog = await checkpointAfterCatchingUp({ ...tuning, shortBacklogRecords: 1_000_000 }, 6_000);
+    expect(noBacklog.saved).toBeUndefined();
+  }, 60_000);
   /**
    * Runs the fixture's single task over the dir's input with its commits going through the
    * `fake` group until the task's checkpoint covers every input, then lets `go` change the
