@@ -312,7 +312,7 @@ async function processorsAdded(): Promise<void> {
     if (caughtUp.seconds < (best.get(processes)?.seconds ?? Infinity)) best.set(processes, caughtUp);
   }
   const [one, two] = [best.get(1)!, best.get(2)!];
-  const machineLine = ({ machine }: CatchUp) => `${machine.busy.toFixed(2)} (the processors ${machine.processes.map((cpu) => cpu.toFixed(2)).join(' and ')})`;
+  const machineLine = ({ machine }: CatchUp) => `${machine.busy.toFixed(2)} (its processors process${machine.processes.length > 1 ? 'es' : ''} ${machine.processes.map((cpu) => cpu.toFixed(2)).join(' and ')})`;
   const lagLine = (run: CatchUp) => run.lags.map((lag, i) => `${((i + 1) * LAG_SAMPLE_MS) / 1000} s: ${lag.toLocaleString('en-US')}`).join(', ');
   process.stdout.write(
     `processors processes on a core each, ${input.toLocaleString('en-US')} input records (Kafka mock): caught up in ${one.seconds.toFixed(1)} s with 1, ` +
