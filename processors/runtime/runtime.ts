@@ -170,10 +170,8 @@ interface Task<State> {
   lastCheckpointAt: number;
   /** How long the last checkpoint took to save (the whole state is serialised each time). */
   lastSaveMs: number;
-  /** Seen at least backlogRecords behind its inputs' ends, and not at them since. */
-  inBacklog: boolean;
-  /** Seen at least shortBacklogRecords behind its inputs' ends, and no checkpoint saved at them since. */
-  inShortBacklog: boolean;
+  /** The most records it has been seen behind its inputs' ends since it was last at them with nothing left to save. */
+  backlog: number;
   /** The positions of the last checkpoint while the group has not taken them (a commit failed or is in flight). */
   uncommitted: CommitOffset[] | undefined;
   lastCommitAt: number;
@@ -583,14 +581,14 @@ export class ProcessorRuntime<State> {
       if (ends) behind += Math.max(0, ends[partition] - task.positions[id]);
       else unknown = true;
     }
-    if (behind >= (this.options.backlogRecords ?? 100_000)) task.inBacklog = true;
-    if (behind >= (this.options.shortBacklogRecords ?? 1_000)) task.inShortBacklog = true;
-    if (behind > 0 || unknown || !(task.inBacklog || task.inShortBacklog)) return false;
-    const due = task.inBacklog || Date.now() - task.lastCheckpointAt >= Math.max(this.saveCostSpacingMs(task), (this.options.checkpointIntervalMs ?? 5000) * SHORT_BACKLOG_INTERVAL_SHARE);
-    if (!due && task.dirty) return false;
-    task.inBacklog = false;
-    task.inShortBacklog = false;
-    return task.dirty;
+    task.backlog = Math.max(task.backlog, behind);
+    if (behind > 0 || unknown) return false;
+    const long = task.backlog >= (this.options.backlogRecords ?? 100_000);
+    const short = task.backlog >= (this.options.shortBacklogRecords ?? 1_000);
+    const shortSpacingMs = Math.max(this.saveCostSpacingMs(task), (this.options.checkpointIntervalMs ?? 5000) * SHORT_BACKLOG_INTERVAL_SHARE);
+    if (short && !long && task.dirty && Date.now() - task.lastCheckpointAt < shortSpacingMs) return false;
+    task.backlog = 0;
+    return (long || short) && task.dirty;
   }
 
   /** The least time between two checkpoints of the task for its saves to take at most checkpointSaveShare of its time. */
@@ -987,8 +985,7 @@ export class ProcessorRuntime<State> {
       dirty: false,
       lastCheckpointAt: Date.now(),
       lastSaveMs: 0,
-      inBacklog: false,
-      inShortBacklog: false,
+      backlog: 0,
       // The checkpoint may be ahead of the group's offsets (a commit refused, or the process
       // ended between the save and the commit): offered once more, or the lag stays for good.
       uncommitted: usable ? covered(sources, positions, maxEventTime) : undefined,
