@@ -54,6 +54,8 @@ export function processorRole(name: string, share?: PartitionShare): Role {
         checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
         checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
         share,
+        // Each single-task processor a slot of its own, so that they spread over the processes running them.
+        exclusiveSlot: PROCESSORS.filter((p) => p.parallelism === 'single').indexOf(processor),
       });
       runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
       return {

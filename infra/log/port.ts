@@ -84,8 +84,11 @@ export interface ConsumerOptions {
   /**
    * One member of the group holds every partition and the others wait as standbys, for a
    * processor whose one task reads them all. (The file log's groups are always so.)
+   * `slot`: which process holds it, where the group has members in several (Kafka): the
+   * slot-th of them in a fixed order, modulo their count. Groups given different slots
+   * spread over the processes instead of all going to one.
    */
-  exclusive?: boolean;
+  exclusive?: { slot: number };
   /**
    * This member's share of the partitions: those p with p % count === index, so that `count`
    * members (threads of one process) split a partition-keyed group between them. The file

@@ -51,6 +51,12 @@ export interface RuntimeOptions<State> {
    * log, where runtimes on several threads split them (ConsumerOptions.share). Default: all.
    */
   share?: PartitionShare;
+  /**
+   * For a single-task processor on Kafka: which of the processes running it holds its task
+   * (ConsumerOptions.exclusive); single-task processors given different slots spread over
+   * the processes. Default 0.
+   */
+  exclusiveSlot?: number;
   /** How often the runtime looks for work held up for long (a job, a commit, an input that fetches nothing), and warns. */
   watchMs?: number;
 }
@@ -275,7 +281,7 @@ export class ProcessorRuntime<State> {
       // Batches are only queued for the event-time merge when the handler returns: the
       // group's offsets may say no more than what a saved checkpoint covers (checkpoint()).
       autoCommit: false,
-      exclusive: this.processor.parallelism === 'single',
+      exclusive: this.processor.parallelism === 'single' ? { slot: this.options.exclusiveSlot ?? 0 } : undefined,
       share: this.share,
       // A partition resumes where its task's checkpoint is, whatever the group committed.
       startPosition: async (topic, partition) => {

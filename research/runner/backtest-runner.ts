@@ -75,7 +75,7 @@ export class BacktestRunner {
       const known = this.recorded.get(event.runId);
       if (known === undefined || event.seq > known.seq) this.recorded.set(event.runId, event);
     }
-    const consumer = log.consumer({ groupId: GROUP_ID, topics: [TOPICS.backtests.name], fromBeginning: true, autoCommit: false, exclusive: true });
+    const consumer = log.consumer({ groupId: GROUP_ID, topics: [TOPICS.backtests.name], fromBeginning: true, autoCommit: false, exclusive: { slot: 0 } });
     this.consumer = consumer;
     this.consuming = consumer
       .run(async (batch) => {

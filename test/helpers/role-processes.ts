@@ -82,6 +82,12 @@ export function holdsEngine(proc: RoleProcess): boolean {
   return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
 }
 
+/** When (epoch ms) the process's members last joined a group (kafkajs logs each join with its assignment); undefined before any. */
+export function lastGroupJoin(proc: RoleProcess): number | undefined {
+  const joins = proc.stderr().split('\n').filter((line) => line.includes('"memberAssignment"') && line.includes('"groupId"'));
+  return joins.length > 0 ? Math.max(...joins.map((line) => Date.parse((JSON.parse(line) as { time: string }).time))) : undefined;
+}
+
 /** How much input the quant engine's checkpoint covered when `proc` loaded it from the store (0: it did not). */
 export function restoredFromStore(proc: RoleProcess): number {
   return Math.max(0, ...engineCheckpointLoads(proc).filter((l) => l.source === 'store').map((l) => l.inputCovered));

@@ -178,7 +178,9 @@ export class KafkaLogConsumer implements LogConsumer {
       // SharedClient): the CRASH listener below joins with a new member instead.
       retry: { restartOnFailure: async () => false },
       partitionAssigners: [
-        this.options.exclusive ? exclusiveAssigner(() => this.assigned.length > 0) : copartitionedAssigner(() => this.assigned.map((a) => a.partition)),
+        this.options.exclusive
+          ? exclusiveAssigner({ holds: () => this.assigned.length > 0, slot: this.options.exclusive.slot })
+          : copartitionedAssigner(() => this.assigned.map((a) => a.partition)),
       ],
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
