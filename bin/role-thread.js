@@ -1,6 +1,6 @@
-// Entry point of a role's worker thread (cli/roles/worker-thread.ts): registers the TypeScript
-// loader, which a worker does not inherit, then hands over to the thread's side of the role.
-import { register } from 'tsx/esm/api';
+// Entry point of a role's worker thread (cli/roles/worker-thread.ts). Its code comes bundled into
+// JavaScript (cli/roles/thread-code.ts); the bundles' source maps make stack traces name the sources.
+import { workerData } from 'node:worker_threads';
 
-register();
-await import('../cli/roles/worker-thread-main.ts');
+process.setSourceMapsEnabled(true);
+await import(workerData.main);

@@ -4,9 +4,12 @@ import type { Config } from '../../infra/config.ts';
 import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
 import { PROJECTION_TABLES } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
+import { threadCode } from './thread-code.ts';
 
 /** What the thread is told to run: a role exported by a module, with the process's config. */
 export interface RoleThreadData {
+  /** The thread's code and the role's module, bundled (threadCode). */
+  main: string;
   module: string;
   exportName: string;
   /** When given, the export is a function of these arguments (structured-cloneable) that makes the role. */
@@ -48,7 +51,8 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
     async start({ config, logger, shareStore }) {
       const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
       const nice = background ? config.TQA_BACKGROUND_NICE : 0;
-      const workerData: RoleThreadData = { module: module.href, exportName, args, config, storePort: channel?.port2, nice };
+      const code = await threadCode(module);
+      const workerData: RoleThreadData = { main: code.main.href, module: code.module.href, exportName, args, config, storePort: channel?.port2, nice };
       const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
         workerData,
         transferList: channel ? [channel.port2] : [],

@@ -1,6 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RoleContext } from '../../cli/roles/role.ts';
 import { onWorkerThread } from '../../cli/roles/worker-thread.ts';
@@ -22,5 +23,17 @@ describe('a role on a worker thread', () => {
     const running = await role.start({ config, logger: silentLogger } as unknown as RoleContext);
     // stop() resolves once the thread has exited; with the timer keeping it alive, never by itself.
     await expect(running.stop()).resolves.toBeUndefined();
+  }, 60_000);
+
+  it('runs its module bundled into JavaScript, which still names its source: its location, and in stack traces', async () => {
+    const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
+    const source = new URL('../fixtures/role-telling-its-location.ts', import.meta.url);
+    const role = onWorkerThread('tells-its-location', source, 'roleTellingItsLocation');
+    await (await role.start({ config, logger: silentLogger } as unknown as RoleContext)).stop();
+    const told = JSON.parse(await readFile(join(dir, 'location.json'), 'utf8')) as { url: string; dirname: string; loadedFrom: string; stack: string };
+    expect(told.loadedFrom).toMatch(/\/node_modules\/\.cache\/tqa\/threads\/[0-9a-f]{16}\/test\/fixtures\/role-telling-its-location\.js$/);
+    expect({ url: told.url, dirname: told.dirname }).toEqual({ url: source.href, dirname: dirname(fileURLToPath(source)) });
+    // The bundle's source map: the frame names the TypeScript file, not the bundle.
+    expect(told.stack.split('\n')[1]).toContain(`${fileURLToPath(source)}:`);
   }, 60_000);
 });
