@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, stop, type BuildOptions, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The thread's side of onWorkerThread, which imports the role's module. */
@@ -23,6 +23,8 @@ export interface ThreadCode {
 }
 
 const built = new Map<string, Promise<ThreadCode>>();
+/** The build in progress: one at a time, since each ends the esbuild process it ran in. */
+let building: Promise<unknown> = Promise.resolve();
 
 /**
  * The code of a role thread, bundled from the TypeScript sources into JavaScript once per
@@ -47,7 +49,7 @@ async function bundle(module: URL): Promise<ThreadCode> {
   const entries = [THREAD_MAIN, fileURLToPath(module)];
   // Written under a name of the same depth as the final one: the source maps' paths are relative.
   const staging = join(CACHE_DIR, 'staging');
-  const result = await build({
+  const result = await buildWithRetry({
     entryPoints: entries,
     absWorkingDir: ROOT,
     outdir: staging,
@@ -74,6 +76,24 @@ async function bundle(module: URL): Promise<ThreadCode> {
     return pathToFileURL(join(dir, relative(staging, join(ROOT, path))));
   };
   return { main: outputOf(entries[0]), module: outputOf(entries[1]) };
+}
+
+/**
+ * esbuild builds in a child process of ours, which a signal to our process group (a stop
+ * while the roles start) ends with the build in progress: that build runs once more, in a new
+ * one. Each build ends its esbuild process, which would otherwise stay for the process's life.
+ */
+function buildWithRetry(options: BuildOptions & { write: false; metafile: true }) {
+  const once = async () => {
+    try {
+      return await build(options);
+    } finally {
+      await stop();
+    }
+  };
+  const result = building.then(() => once().catch(() => once()));
+  building = result.catch(() => undefined);
+  return result;
 }
 
 /**
