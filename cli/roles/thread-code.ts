@@ -65,10 +65,11 @@ async function bundle(module: URL): Promise<ThreadCode> {
     logLevel: 'silent',
     plugins: [sourceLocations],
   });
+  const files = result.outputFiles.map((file) => ({ name: relative(staging, file.path), contents: file.contents }));
   const hash = createHash('sha256');
-  for (const file of result.outputFiles) hash.update(relative(staging, file.path)).update(file.contents);
+  for (const { name, contents } of files) hash.update(name).update(contents);
   const dir = join(CACHE_DIR, hash.digest('hex').slice(0, 16));
-  await writeOnce(dir, result.outputFiles.map((file) => ({ name: relative(staging, file.path), contents: file.contents })));
+  await writeOnce(dir, files);
   await removeUnused(dir);
   // The metafile names files relative to the working dir.
   const outputOf = (entry: string) => {
