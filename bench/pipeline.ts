@@ -78,7 +78,7 @@ export async function benchPipeline(): Promise<void> {
     });
 
     const oneThread = total / (engine.seconds + stage.seconds + scores.seconds + analogs.seconds);
-    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), QUANT_STAGES, logger));
+    const onThreads = total / (await onThreadsToEnd(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), QUANT_STAGES, logger)).seconds;
     process.stdout.write(
       `engine, outcomes, scores and analogs stages, input events/s to all done: ${rate(onThreads)} on threads of their own at once, ${rate(oneThread)} one after the other on one\n`,
     );

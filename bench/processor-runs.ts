@@ -63,16 +63,20 @@ export async function committedToEnd(log: EventLog, processors: Processor<unknow
 /**
  * Runs the processors on worker threads of their own, as `tqa start` does, over the log in
  * `config`'s data dir, until every one has committed its inputs to their ends; seconds from
- * the threads' start (loading the code into a new thread, 0.5 s or so, is not their work).
+ * the threads' start (loading the code into a new thread, 0.5 s or so, is not their work),
+ * and the CPU seconds this process used meanwhile, every thread of it (the stages' threads,
+ * V8's garbage-collection helpers, libuv's file-system pool).
  */
-export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<number> {
+export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<{ seconds: number; cpuSeconds: number }> {
   const services = await openLogServices(config, logger);
   const context = { config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout };
   const running = await Promise.all(processors.map((p) => processorOnThreads(p).start(context)));
   const start = performance.now();
+  const cpuAtStart = process.cpuUsage();
   try {
     while (!(await committedToEnd(services.log, processors))) await new Promise((resolve) => setTimeout(resolve, 100));
-    return (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpuAtStart);
+    return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     await services.close();
