@@ -67,7 +67,7 @@ export async function committedToEnd(log: EventLog, processors: Processor<unknow
  * and the CPU seconds this process used meanwhile, every thread of it (the stages' threads,
  * V8's garbage-collection helpers, libuv's file-system pool).
  */
-export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<{ seconds: number; cpuSeconds: number }> {
+export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<{ seconds: number; processCpuSeconds: number }> {
   const services = await openLogServices(config, logger);
   const context = { config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout };
   const running = await Promise.all(processors.map((p) => processorOnThreads(p).start(context)));
@@ -76,7 +76,7 @@ export async function onThreadsToEnd(config: Config, processors: Processor<unkno
   try {
     while (!(await committedToEnd(services.log, processors))) await new Promise((resolve) => setTimeout(resolve, 100));
     const cpu = process.cpuUsage(cpuAtStart);
-    return { seconds: (performance.now() - start) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+    return { seconds: (performance.now() - start) / 1000, processCpuSeconds: (cpu.user + cpu.system) / 1e6 };
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     await services.close();

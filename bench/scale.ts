@@ -63,37 +63,27 @@ export async function benchScale(): Promise<void> {
 async function engineOnThreads(): Promise<void> {
   const stages = [quantEngine, scoresStage, analogsStage];
   const config = (base: Config): Config => ({ ...base, TQA_STAGE_THREADS: 1 });
-  // Each one's seconds in the faster run one after the other, and the cores the process used
-  // in the faster run of each setting.
-  let apart = stages.map(() => Infinity);
-  const cores = { apart: NaN, atOnce: NaN };
-  let fastestAtOnce = Infinity;
-  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
   const { one, two, input } = await onOneAndTwoThreads(ENGINE_DAYS, quantEngine.inputs, undefined, async (base, threads) => {
-    if (threads === 2) {
-      const { seconds, cpuSeconds } = await onThreadsToEnd(config(base), stages, logger);
-      if (seconds < fastestAtOnce) [fastestAtOnce, cores.atOnce] = [seconds, cpuSeconds / seconds];
-      return seconds;
-    }
+    if (threads === 2) return { ...(await onThreadsToEnd(config(base), stages, logger)), apart: [] };
     const runs = [];
     for (const stage of stages) runs.push(await onThreadsToEnd(config(base), [stage], logger));
-    const seconds = runs.map((r) => r.seconds);
-    if (sum(seconds) < sum(apart)) [apart, cores.apart] = [seconds, sum(runs.map((r) => r.cpuSeconds)) / sum(seconds)];
-    return sum(seconds);
+    return { seconds: sum(runs.map((r) => r.seconds)), processCpuSeconds: sum(runs.map((r) => r.processCpuSeconds)), apart: runs.map((r) => r.seconds) };
   });
-  const parts = stages.map((stage, i) => `${stage.name} ${apart[i].toFixed(1)} s`).join(', ');
+  const cores = { apart: one.processCpuSeconds / one.seconds, atOnce: two.processCpuSeconds / two.seconds };
+  const parts = stages.map((stage, i) => `${stage.name} ${one.apart[i].toFixed(1)} s`).join(', ');
   process.stdout.write(
-    `quant engine, ${ENGINE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(two)} as its 3 stages at once, ${rate(one)} one after the other ` +
-      `(${(two / one).toFixed(2)}×; one after the other: ${parts})\n` +
+    `quant engine, ${ENGINE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(input / two.seconds)} as its 3 stages at once, ${rate(input / one.seconds)} one after the other ` +
+      `(${(one.seconds / two.seconds).toFixed(2)}×; one after the other: ${parts})\n` +
       // A stage alone already keeps more than one core busy (V8 collects garbage on helper
       // threads), which bounds what running the stages at once can gain on the machine's cores.
       `  cores the bench process kept busy: ${cores.apart.toFixed(2)} one after the other (at most ${(availableParallelism() / cores.apart).toFixed(2)}× on ${availableParallelism()} cores), ${cores.atOnce.toFixed(2)} at once\n`,
   );
   report({
     figure: `quant engine events/s, its stages at once against one after the other (embedded, ${ENGINE_DAYS} days, 2 cores)`,
-    value: two,
+    value: input / two.seconds,
     unit: 'events/s',
-    baseline: { name: 'its stages one after the other', value: one },
+    baseline: { name: 'its stages one after the other', value: input / one.seconds },
     target: timesBaseline(1.7),
     note: `the engine, the scores stage (4 tasks) and the analogs stage, a thread each; the faster of two runs each; the process kept ${cores.apart.toFixed(2)} cores busy one after the other, ${cores.atOnce.toFixed(2)} at once`,
   });
@@ -109,16 +99,17 @@ async function stageOnThreads(): Promise<void> {
     STAGE_DAYS,
     outcomesStage.inputs,
     (config, services) => runToEnd(quantEngine, config, services, logger),
-    async (config, threads) => (await onThreadsToEnd({ ...config, TQA_STAGE_THREADS: threads }, [outcomesStage], logger)).seconds,
+    (config, threads) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: threads }, [outcomesStage], logger),
   );
+  const [onTwo, onOne] = [input / two.seconds, input / one.seconds];
   process.stdout.write(
-    `outcomes stage, ${STAGE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(two)} on 2 threads, ${rate(one)} on 1 (${(two / one).toFixed(2)}×)\n`,
+    `outcomes stage, ${STAGE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(onTwo)} on 2 threads, ${rate(onOne)} on 1 (${(onTwo / onOne).toFixed(2)}×)\n`,
   );
   report({
     figure: `outcomes stage events/s, 2 threads against 1 (embedded, ${STAGE_DAYS} days)`,
-    value: two,
+    value: onTwo,
     unit: 'events/s',
-    baseline: { name: 'the stage on 1 thread', value: one },
+    baseline: { name: 'the stage on 1 thread', value: onOne },
     note: 'a task per partition (4), each thread a share of them; the faster of two runs each',
   });
 }
@@ -126,14 +117,14 @@ async function stageOnThreads(): Promise<void> {
 /**
  * Seeds `days` of the default world into a new data dir and runs `prepare` on it, then times
  * `run` on 1 and on 2 threads, each time on a fresh copy of that dir: two runs of each,
- * alternating, the faster of each counting. Returns events/s of the records in `inputs`.
+ * alternating. Returns the faster run on each and the number of records in `inputs`.
  */
-async function onOneAndTwoThreads(
+async function onOneAndTwoThreads<Run extends { seconds: number }>(
   days: number,
   inputs: readonly string[],
   prepare: ((config: Config, services: LogServices) => Promise<unknown>) | undefined,
-  run: (config: Config, threads: 1 | 2) => Promise<number>,
-): Promise<{ one: number; two: number; input: number }> {
+  run: (config: Config, threads: 1 | 2) => Promise<Run>,
+): Promise<{ one: Run; two: Run; input: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
   const copies: string[] = [];
   try {
@@ -147,16 +138,16 @@ async function onOneAndTwoThreads(
     } finally {
       await services.close();
     }
-    const best = new Map<number, number>();
+    const best = new Map<1 | 2, Run>();
     for (const threads of [1, 2, 1, 2] as const) {
       const copy = `${dir}-run${copies.length}`;
       copies.push(copy);
       await cp(dir, copy, { recursive: true });
-      const seconds = await run(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), threads);
-      best.set(threads, Math.min(best.get(threads) ?? Infinity, seconds));
+      const result = await run(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), threads);
+      if (result.seconds < (best.get(threads)?.seconds ?? Infinity)) best.set(threads, result);
       await rm(copy, { recursive: true, force: true });
     }
-    return { one: input / best.get(1)!, two: input / best.get(2)!, input };
+    return { one: best.get(1)!, two: best.get(2)!, input };
   } finally {
     await rm(dir, { recursive: true, force: true });
     await Promise.all(copies.map((c) => rm(c, { recursive: true, force: true })));
