@@ -65,9 +65,14 @@ export async function committedToEnd(log: EventLog, processors: Processor<unknow
  * `config`'s data dir, until every one has committed its inputs to their ends; seconds from
  * the threads' start (loading the code into a new thread, 0.5 s or so, is not their work),
  * and the CPU seconds this process used meanwhile, every thread of it (the stages' threads,
- * V8's garbage-collection helpers, libuv's file-system pool).
+ * V8's garbage-collection helpers, libuv's file-system pool); startedAt and endedAt on the
+ * performance.now clock, to time runs that overlap.
  */
-export async function onThreadsToEnd(config: Config, processors: Processor<unknown>[], logger: Logger): Promise<{ seconds: number; processCpuSeconds: number }> {
+export async function onThreadsToEnd(
+  config: Config,
+  processors: Processor<unknown>[],
+  logger: Logger,
+): Promise<{ seconds: number; processCpuSeconds: number; startedAt: number; endedAt: number }> {
   const services = await openLogServices(config, logger);
   const context = { config, logger, services, store: () => Promise.reject(new Error('no store here')), stdout: process.stdout };
   const running = await Promise.all(processors.map((p) => processorOnThreads(p).start(context)));
@@ -76,7 +81,8 @@ export async function onThreadsToEnd(config: Config, processors: Processor<unkno
   try {
     while (!(await committedToEnd(services.log, processors))) await new Promise((resolve) => setTimeout(resolve, 100));
     const cpu = process.cpuUsage(cpuAtStart);
-    return { seconds: (performance.now() - start) / 1000, processCpuSeconds: (cpu.user + cpu.system) / 1e6 };
+    const end = performance.now();
+    return { seconds: (end - start) / 1000, processCpuSeconds: (cpu.user + cpu.system) / 1e6, startedAt: start, endedAt: end };
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     await services.close();

@@ -35,8 +35,9 @@ const logger = pino({ level: 'warn' });
 const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '120', '--end', '2026-06-01T00:00:00Z'];
 
 /**
- * Scale-out, in four parts. The quant engine and the stages cut from it, a thread each, all
- * at once on the 2 cores against one after the other; the outcomes stage (a task per
+ * Scale-out, in five parts. The quant engine and the stages cut from it, a thread each, all
+ * at once on the 2 cores against one after the other, and two independent copies of the
+ * engine at once against one, the bound of the first; the outcomes stage (a task per
  * partition) on 2 threads against 1. Then the distributed mode on one machine (the Kafka mock
  * broker, a schema registry and ClickHouse, as `tqa peers` runs them): how long a processors
  * replica takes to take the quant engine over from one killed with -9 (two `tqa start --roles
@@ -48,6 +49,7 @@ const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '12
  */
 export async function benchScale(): Promise<void> {
   await engineOnThreads();
+  await engineCopiesOnThreads();
   await stageOnThreads();
   await replicaTakeover();
   await processorsAdded();
@@ -86,6 +88,39 @@ async function engineOnThreads(): Promise<void> {
     baseline: { name: 'its stages one after the other', value: input / one.seconds },
     target: timesBaseline(1.7),
     note: `the engine, the scores stage (4 tasks) and the analogs stage, a thread each; the faster of two runs each; the process kept ${cores.apart.toFixed(2)} cores busy one after the other, ${cores.atOnce.toFixed(2)} at once`,
+  });
+}
+
+/**
+ * What the machine gives the engine's work on its cores when the threads share nothing but the
+ * process: two copies of the quant engine, each on a copy of the data dir and a worker thread
+ * of its own, at once against one alone. The engine's stages at once, which also wait on one
+ * another and share a log, can gain no more than this. Timed from the earlier copy's start
+ * to the later one's end; events are both copies' input records.
+ */
+async function engineCopiesOnThreads(): Promise<void> {
+  const onThread = (config: Config) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: 1 }, [quantEngine], logger);
+  const { one, two, input } = await onOneAndTwoThreads(ENGINE_DAYS, quantEngine.inputs, undefined, async (config, threads) => {
+    if (threads === 1) return onThread(config);
+    const twin = `${config.TQA_DATA_DIR}-twin`;
+    await cp(config.TQA_DATA_DIR, twin, { recursive: true });
+    try {
+      const runs = await Promise.all([config, { ...config, TQA_DATA_DIR: twin }].map(onThread));
+      return { seconds: (Math.max(...runs.map((r) => r.endedAt)) - Math.min(...runs.map((r) => r.startedAt))) / 1000 };
+    } finally {
+      await rm(twin, { recursive: true, force: true });
+    }
+  });
+  const [together, alone] = [(2 * input) / two.seconds, input / one.seconds];
+  process.stdout.write(
+    `two copies of the quant engine at once, a thread and a data dir each: ${rate(together)} against ${rate(alone)} for one alone (${(together / alone).toFixed(2)}×; ${two.seconds.toFixed(1)} s against ${one.seconds.toFixed(1)} s)\n`,
+  );
+  report({
+    figure: `two copies of the quant engine at once against one (embedded, ${ENGINE_DAYS} days, 2 cores)`,
+    value: together,
+    unit: 'events/s',
+    baseline: { name: 'one copy alone', value: alone },
+    note: "what the cores give the engine's work on threads that share only the process: a bound for its stages at once; the faster of two runs each",
   });
 }
 
