@@ -48,9 +48,11 @@ const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '12
  * and the CPU one process uses once caught up, its stages waiting for input.
  */
 export async function benchScale(): Promise<void> {
-  await engineOnThreads();
-  await engineCopiesOnThreads();
-  await stageOnThreads();
+  await onSeededWorld(ENGINE_DAYS, quantEngine.inputs, undefined, async (world) => {
+    await engineOnThreads(world);
+    await engineCopiesOnThreads(world);
+  });
+  await onSeededWorld(STAGE_DAYS, outcomesStage.inputs, (config, services) => runToEnd(quantEngine, config, services, logger), stageOnThreads);
   await replicaTakeover();
   await processorsAdded();
 }
@@ -62,11 +64,12 @@ export async function benchScale(): Promise<void> {
  * the other. Timed from the threads' start to every group committed to its inputs' ends;
  * events are the engine's input records.
  */
-async function engineOnThreads(): Promise<void> {
+async function engineOnThreads(world: SeededWorld): Promise<void> {
   const stages = [quantEngine, scoresStage, analogsStage];
   const config = (base: Config): Config => ({ ...base, TQA_STAGE_THREADS: 1 });
   const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
-  const { one, two, input } = await onOneAndTwoThreads(ENGINE_DAYS, quantEngine.inputs, undefined, async (base, threads) => {
+  const { input } = world;
+  const { one, two } = await onOneAndTwoThreads(world, async (base, threads) => {
     if (threads === 2) return { ...(await onThreadsToEnd(config(base), stages, logger)), apart: [] };
     const runs = [];
     for (const stage of stages) runs.push(await onThreadsToEnd(config(base), [stage], logger));
@@ -98,9 +101,10 @@ async function engineOnThreads(): Promise<void> {
  * another and share a log, can gain no more than this. Timed from the earlier copy's start
  * to the later one's end; events are both copies' input records.
  */
-async function engineCopiesOnThreads(): Promise<void> {
+async function engineCopiesOnThreads(world: SeededWorld): Promise<void> {
+  const { input } = world;
   const onThread = (config: Config) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: 1 }, [quantEngine], logger);
-  const { one, two, input } = await onOneAndTwoThreads(ENGINE_DAYS, quantEngine.inputs, undefined, async (config, threads) => {
+  const { one, two } = await onOneAndTwoThreads(world, async (config, threads) => {
     if (threads === 1) return onThread(config);
     const twin = `${config.TQA_DATA_DIR}-twin`;
     await cp(config.TQA_DATA_DIR, twin, { recursive: true });
@@ -129,13 +133,9 @@ async function engineCopiesOnThreads(): Promise<void> {
  * each a share of the partitions on the file log), over the engine's subjects of a world.
  * Timed from the threads' start to every partition committed to its end.
  */
-async function stageOnThreads(): Promise<void> {
-  const { one, two, input } = await onOneAndTwoThreads(
-    STAGE_DAYS,
-    outcomesStage.inputs,
-    (config, services) => runToEnd(quantEngine, config, services, logger),
-    (config, threads) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: threads }, [outcomesStage], logger),
-  );
+async function stageOnThreads(world: SeededWorld): Promise<void> {
+  const { input } = world;
+  const { one, two } = await onOneAndTwoThreads(world, (config, threads) => onThreadsToEnd({ ...config, TQA_STAGE_THREADS: threads }, [outcomesStage], logger));
   const [onTwo, onOne] = [input / two.seconds, input / one.seconds];
   process.stdout.write(
     `outcomes stage, ${STAGE_DAYS} days (${input.toLocaleString('en-US')} input records): ${rate(onTwo)} on 2 threads, ${rate(onOne)} on 1 (${(onTwo / onOne).toFixed(2)}×)\n`,
@@ -149,19 +149,23 @@ async function stageOnThreads(): Promise<void> {
   });
 }
 
+/** A data dir seeded with a world, and the number of records in the inputs it was seeded for. */
+interface SeededWorld {
+  dir: string;
+  input: number;
+}
+
 /**
- * Seeds `days` of the default world into a new data dir and runs `prepare` on it, then times
- * `run` on 1 and on 2 threads, each time on a fresh copy of that dir: two runs of each,
- * alternating. Returns the faster run on each and the number of records in `inputs`.
+ * Seeds `days` of the default world into a new data dir and runs `prepare` on it, then hands
+ * it to `use` (the parts timed on it, each on copies of it); the dir is removed after.
  */
-async function onOneAndTwoThreads<Run extends { seconds: number }>(
+async function onSeededWorld(
   days: number,
   inputs: readonly string[],
   prepare: ((config: Config, services: LogServices) => Promise<unknown>) | undefined,
-  run: (config: Config, threads: 1 | 2) => Promise<Run>,
-): Promise<{ one: Run; two: Run; input: number }> {
+  use: (world: SeededWorld) => Promise<void>,
+): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
-  const copies: string[] = [];
   try {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_LOG_FSYNC: 'always' });
     const services = await openLogServices(config, logger);
@@ -173,20 +177,29 @@ async function onOneAndTwoThreads<Run extends { seconds: number }>(
     } finally {
       await services.close();
     }
-    const best = new Map<1 | 2, Run>();
-    for (const threads of [1, 2, 1, 2] as const) {
-      const copy = `${dir}-run${copies.length}`;
-      copies.push(copy);
-      await cp(dir, copy, { recursive: true });
-      const result = await run(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), threads);
-      if (result.seconds < (best.get(threads)?.seconds ?? Infinity)) best.set(threads, result);
-      await rm(copy, { recursive: true, force: true });
-    }
-    return { one: best.get(1)!, two: best.get(2)!, input };
+    await use({ dir, input });
   } finally {
     await rm(dir, { recursive: true, force: true });
-    await Promise.all(copies.map((c) => rm(c, { recursive: true, force: true })));
   }
+}
+
+/**
+ * Times `run` on 1 and on 2 threads, each time on a fresh copy of the world's dir: two runs of
+ * each, alternating. Returns the faster run on each.
+ */
+async function onOneAndTwoThreads<Run extends { seconds: number }>(world: SeededWorld, run: (config: Config, threads: 1 | 2) => Promise<Run>): Promise<{ one: Run; two: Run }> {
+  const best = new Map<1 | 2, Run>();
+  for (const [i, threads] of ([1, 2, 1, 2] as const).entries()) {
+    const copy = `${world.dir}-run${i}`;
+    try {
+      await cp(world.dir, copy, { recursive: true });
+      const result = await run(loadConfig({ TQA_DATA_DIR: copy, TQA_LOG_FSYNC: 'always' }), threads);
+      if (result.seconds < (best.get(threads)?.seconds ?? Infinity)) best.set(threads, result);
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
+  }
+  return { one: best.get(1)!, two: best.get(2)! };
 }
 
 /**
