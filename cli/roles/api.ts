@@ -19,7 +19,14 @@ export const apiRole: Role = {
     };
     const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
     const server = api.app.listen(config.PORT);
-    await new Promise<void>((resolve) => server.once('listening', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+    } catch (err) {
+      // Not listening (the port is taken): the start fails and stops the roles started so far;
+      // an unhandled 'error' would end the process with the store's thread still open.
+      await api.close();
+      throw err;
+    }
     logger.info({ port: config.PORT }, 'API listening');
     // A convenience for a first look at the API: the service runs on without it.
     await ensureDemoKey({ log: services.log, codec: services.codec, dataDir: config.TQA_DATA_DIR, stdout, logger }).catch(

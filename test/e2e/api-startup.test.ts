@@ -25,7 +25,8 @@ interface Service {
   child: ChildProcess;
   stdout(): string;
   stderr(): string;
-  exited: Promise<number | null>;
+  /** The exit code, or the signal that ended the process. */
+  exited: Promise<number | NodeJS.Signals | null>;
 }
 
 let dir: string;
@@ -53,13 +54,13 @@ function start(serviceEnv: NodeJS.ProcessEnv = env): Service {
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   const service = { child, stdout: () => out, stderr: () => err, exited };
   running.add(service);
   return service;
 }
 
-async function stop(service: Service, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+async function stop(service: Service, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | NodeJS.Signals | null> {
   signalGroup(service.child, signal);
   const code = await service.exited;
   running.delete(service);
@@ -131,6 +132,9 @@ describe('tqa start on an empty data dir', () => {
       if (code === 'hung') signalGroup(service.child, 'SIGKILL');
       expect(code).toBe(1);
       expect(service.stderr()).toContain('EADDRINUSE');
+      // The start's own failure, after it stopped what it had started, not an unhandled error
+      // ending the process under the store's thread.
+      expect(logged(service, 'command failed')).toBe(true);
       expect(logged(service, 'service started')).toBe(false);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
