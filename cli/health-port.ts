@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { probeProvider, type ProviderHealth } from '../api/services/provider-probe.ts';
@@ -46,7 +47,7 @@ export async function startHealthPort(deps: HealthPortDeps): Promise<Server> {
     );
   });
   server.listen(deps.port);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  await once(server, 'listening'); // rejects on the server's 'error' (the port is taken)
   deps.logger.info({ port: (server.address() as AddressInfo).port }, 'health port listening');
   return server;
 }

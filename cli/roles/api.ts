@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createApi } from '../../api/app.ts';
 import { ensureDemoKey } from '../../api/demo-key.ts';
 import { StreamDirectory } from '../../stream/presence.ts';
@@ -20,7 +21,7 @@ export const apiRole: Role = {
     const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
     const server = api.app.listen(config.PORT);
     try {
-      await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+      await once(server, 'listening'); // rejects on the server's 'error'
     } catch (err) {
       // Not listening (the port is taken): the start fails and stops the roles started so far;
       // an unhandled 'error' would end the process with the store's thread still open.
