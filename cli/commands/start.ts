@@ -29,10 +29,13 @@ export const startCommand: CliCommand = {
       logger.warn('TQA_WEBHOOKS_ALLOW_PRIVATE is on: webhooks may use plain HTTP and private or loopback receivers; for local development and tests only');
     }
     // Listened for from the start: a signal while roles start (a worker thread takes a few
-    // seconds) stops the ones started so far as gracefully as a later one.
-    const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
+    // seconds) stops the ones started so far as gracefully as a later one; so does a started
+    // role that fails by itself, and the start then exits with 1.
+    let failed: (err: unknown) => void = () => undefined;
+    const stopCause = new Promise<{ signal: NodeJS.Signals } | { failure: unknown }>((resolve) => {
+      process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));
+      process.once('SIGINT', () => resolve({ signal: 'SIGINT' }));
+      failed = (failure) => resolve({ failure });
     });
     const services = await openLogServices(config, logger);
     // How far the stages are behind: for /v1/health, and on stderr while a catch-up runs here.
@@ -62,6 +65,7 @@ export const startCommand: CliCommand = {
           shareStore: (shared: AnalyticalStore<ProjectionTables>) => store.replace(shared),
           stdout,
           catchUp,
+          failed,
         };
         running.unshift(warnWhileStopping(await role.start(ctx), ctx.logger));
       }
@@ -79,10 +83,10 @@ export const startCommand: CliCommand = {
     }
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
-    const signal = await stopSignal;
-    logger.info({ signal }, 'stopping');
+    const cause = await stopCause;
+    logger.info('signal' in cause ? { signal: cause.signal } : { failed: true }, 'stopping');
     await stopAll();
     logger.info('stopped');
-    return 0;
+    return 'signal' in cause ? 0 : 1;
   },
 };

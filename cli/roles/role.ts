@@ -18,6 +18,12 @@ export interface RoleContext {
   stdout: NodeJS.WritableStream;
   /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
   catchUp?: CatchUpMonitor;
+  /**
+   * Told when a started role fails by itself (its thread's uncaught exception): `tqa start`
+   * then stops every role as on a signal and exits with 1. Without it the process exits with 1
+   * at once.
+   */
+  failed?(err: unknown): void;
 }
 
 /** A started role; stop() finishes what it has in hand and releases what it holds. */

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../../infra/config.ts';
 import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
@@ -48,7 +47,7 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
 export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, args }: ThreadOptions = {}): Role {
   return {
     name,
-    async start({ config, logger, shareStore }) {
+    async start({ config, logger, shareStore, failed }) {
       const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
       const nice = background ? config.TQA_BACKGROUND_NICE : 0;
       const code = await threadCode(module);
@@ -57,6 +56,9 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
         workerData,
         transferList: channel ? [channel.port2] : [],
       });
+      // Listened for from the start: a thread that failed has exited before its stop is asked.
+      // (Not events.once, which would reject on the 'error' that comes first.)
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       const started = new Promise<void>((resolve, reject) => {
         worker.once('message', (message: RoleThreadMessage) => (message.type === 'started' ? resolve() : reject(new Error(`unexpected ${message.type}`))));
         worker.once('error', reject);
@@ -64,14 +66,16 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
       });
       await started;
       if (channel) shareStore?.(new RemoteStore(channel.port1, PROJECTION_TABLES));
-      // A failure after the start is what an uncaught exception is on one thread: the end of the process.
+      // A failure after the start is what an uncaught exception is on one thread: the end of the
+      // process, through `failed` a graceful one (a thread that holds DuckDB, torn down by an
+      // exit, can abort the process).
       worker.on('error', (err) => {
         logger.fatal({ err }, `the ${name} thread failed`);
-        process.exit(1);
+        if (failed) failed(err);
+        else process.exit(1);
       });
       return {
         async stop() {
-          const exited = once(worker, 'exit');
           worker.postMessage({ type: 'stop' } satisfies RoleThreadMessage);
           await exited;
         },

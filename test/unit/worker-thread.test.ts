@@ -25,6 +25,16 @@ describe('a role on a worker thread', () => {
     await expect(running.stop()).resolves.toBeUndefined();
   }, 60_000);
 
+  it('tells `failed` when its thread fails after the start, and its stop still resolves on the thread already ended', async () => {
+    const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
+    const role = onWorkerThread('fails-after-start', new URL('../fixtures/role-failing-after-start.ts', import.meta.url), 'roleFailingAfterStart');
+    let failed: (err: unknown) => void = () => undefined;
+    const failure = new Promise<unknown>((resolve) => (failed = resolve));
+    const running = await role.start({ config, logger: silentLogger, failed } as unknown as RoleContext);
+    await expect(failure).resolves.toMatchObject({ message: 'the role failed by itself' });
+    await expect(running.stop()).resolves.toBeUndefined();
+  }, 60_000);
+
   it('runs its module bundled into JavaScript, which still names its source: its location, and in stack traces', async () => {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
     const source = new URL('../fixtures/role-telling-its-location.ts', import.meta.url);
