@@ -31,11 +31,12 @@ export const startCommand: CliCommand = {
     // Listened for from the start: a signal while roles start (a worker thread takes a few
     // seconds) stops the ones started so far as gracefully as a later one; so does a started
     // role that fails by itself, and the start then exits with 1.
-    let failed: (err: unknown) => void = () => undefined;
-    const stopCause = new Promise<{ signal: NodeJS.Signals } | { failure: unknown }>((resolve) => {
-      process.once('SIGTERM', () => resolve({ signal: 'SIGTERM' }));
-      process.once('SIGINT', () => resolve({ signal: 'SIGINT' }));
-      failed = (failure) => resolve({ failure });
+    // (The failure itself is logged by the role that reports it.)
+    let failed: () => void = () => undefined;
+    const stopCause = new Promise<NodeJS.Signals | 'failed'>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+      failed = () => resolve('failed');
     });
     const services = await openLogServices(config, logger);
     // How far the stages are behind: for /v1/health, and on stderr while a catch-up runs here.
@@ -84,9 +85,9 @@ export const startCommand: CliCommand = {
     logger.info({ roles: names, mode: config.TQA_LOG, dataDir: config.TQA_DATA_DIR }, 'service started');
 
     const cause = await stopCause;
-    logger.info('signal' in cause ? { signal: cause.signal } : { failed: true }, 'stopping');
+    logger.info(cause === 'failed' ? { failed: true } : { signal: cause }, 'stopping');
     await stopAll();
     logger.info('stopped');
-    return 'signal' in cause ? 0 : 1;
+    return cause === 'failed' ? 1 : 0;
   },
 };
