@@ -3,18 +3,20 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
+import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { loadConfig } from '../../infra/config.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import { openStore } from '../../projections/open-store.ts';
-import { engineCheckpointedInStore, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
+import { engineCheckpointedInStore, engineProgress, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
@@ -69,6 +71,33 @@ async function answers(api: string, dataDir: string) {
   };
 }
 
+/** How long the processors processes run between two looks at the engine's progress, taken while they are stopped. */
+const RUN_SLICE_MS = 50;
+
+/**
+ * Kills (-9) the processors process holding the engine once the engine has committed a
+ * checkpoint, has a copy of one in the store and has input left. Each look is taken with both
+ * processes stopped (SIGSTOP), so that what it sees still holds when the kill lands; between
+ * looks they run in short slices. The catch-up after the first checkpoint, a second or two of
+ * work, so spans many looks, each one a chance to land the kill, rather than racing polls that
+ * may all miss it while the process runs.
+ */
+async function killHolderWithInputLeft(processors: RoleProcess[], log: KafkaEventLog, checkpoints: StoreCheckpoints): Promise<RoleProcess> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
+    const progress = await engineCheckpointedInStore(log, checkpoints);
+    const holder = processors.find(holdsEngine);
+    const inputLeft = progress !== undefined && progress.committed < progress.end;
+    if (inputLeft && holder) expect(await roles.stop(holder, 'SIGKILL')).toBeNull();
+    for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
+    if (inputLeft && holder) return holder;
+    if (progress && progress.committed >= progress.end) throw new Error(`the engine worked through all its input (${progress.end} records) before a look found a checkpoint of it in the store`);
+    if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
+    await sleep(RUN_SLICE_MS);
+  }
+}
+
 describe('the distributed roles as separate processes on tqa peers', () => {
   let peersEnv: Record<string, string>;
 
@@ -95,23 +124,22 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const dist = await roleEnv(distDir, peersEnv);
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: dist.env });
 
-    // Frequent checkpoints, so that the engine commits part of its input well before its end.
+    // A checkpoint at every chunk of outputs, whatever a save costs, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
     // Each answers an orchestrator's probe on a health port of its own.
     const healthPorts = await freePorts(2);
-    const processorsEnv = async (i: number) => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '500', TQA_HEALTH_PORT: String(healthPorts[i]) });
+    const processorsEnv = async (i: number) => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1', TQA_HEALTH_PORT: String(healthPorts[i]) });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv(0)), roles.start(['start', '--roles', 'processors'], await processorsEnv(1))];
     const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
     const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
     const store = await openStore(loadConfig(dist.env), pino({ level: 'silent' }));
     const sharedCheckpoints = new StoreCheckpoints(store);
     let atKill: { committed: number; end: number };
-    let holder: RoleProcess | undefined;
+    let holder: RoleProcess;
     try {
-      atKill = await waitFor(() => engineCheckpointedInStore(log, sharedCheckpoints), 'the engine to commit a checkpoint and copy one to the store', 120_000);
-      holder = processors.find(holdsEngine);
-      expect(holder, 'one processors process holds the engine').toBeDefined();
-      expect(await roles.stop(holder!, 'SIGKILL')).toBeNull();
+      holder = await killHolderWithInputLeft(processors, log, sharedCheckpoints);
+      // Read after the kill: a commit the holder sent just before its last stop has landed by now.
+      atKill = await engineProgress(log);
     } finally {
       await log.close();
       await store.close();
