@@ -57,9 +57,15 @@ export function processorRole(name: string, share?: PartitionShare): Role {
         // Each single-task processor a slot of its own, so that they spread over the processes running them.
         exclusiveSlot: PROCESSORS.filter((p) => p.parallelism === 'single').indexOf(processor),
       });
-      runtime.start().catch((err: unknown) => logger.fatal({ err, processor: processor.name }, 'processor stopped'));
+      let stopping = false;
+      runtime.start().catch((err: unknown) => {
+        logger.fatal({ err, processor: processor.name }, 'processor stopped');
+        // Stopped for good while the service runs on, its lag would only grow.
+        if (!stopping) ctx.failed?.(err);
+      });
       return {
         async stop() {
+          stopping = true;
           await runtime.stop();
           // The checkpoint saved on stop reaches the store before the process ends.
           if (checkpoints instanceof CachedCheckpoints) await checkpoints.flush();

@@ -19,9 +19,10 @@ export interface RoleContext {
   /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
   catchUp?: CatchUpMonitor;
   /**
-   * Told when a started role fails by itself (its thread's uncaught exception): `tqa start`
-   * then stops every role as on a signal and exits with 1. Without it the process exits with 1
-   * at once.
+   * Told when a started role fails by itself (its thread's uncaught exception, a processor or
+   * projection that stopped for good): `tqa start` then stops every role as on a signal and
+   * exits with 1. Without it a thread's failure exits the process with 1 at once, and a role
+   * on the caller's thread only logs its own.
    */
   failed?(err: unknown): void;
 }

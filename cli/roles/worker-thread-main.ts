@@ -27,8 +27,9 @@ const services = await openLogServices(config, logger);
 const store = new Reopenable(() => openStore(config, logger));
 // Served before the role starts: the main thread's roles start once this one has.
 if (storePort) serveStore((await store.get()) as DuckDbStore<ProjectionTables>, storePort);
-const running = await role.start({ config, logger, services, store: () => store.get(), stdout: process.stdout });
 const port = parentPort!;
+const failed = (err: unknown) => port.postMessage({ type: 'failed', err: cloneable(err) } satisfies RoleThreadMessage);
+const running = await role.start({ config, logger, services, store: () => store.get(), stdout: process.stdout, failed });
 port.postMessage({ type: 'started' } satisfies RoleThreadMessage);
 await once(port, 'message');
 // Each step warns while it takes long, so that a stop that hangs says where.
@@ -47,3 +48,13 @@ setTimeout(() => {
   logger.warn({ open: process.getActiveResourcesInfo() }, 'the role stopped but its thread still holds these open; ending the thread');
   process.exit(0);
 }, LEFT_OPEN_GRACE_MS).unref();
+
+/** An error as a message can carry it: its name, message and stack (a cause or property may not clone). */
+function cloneable(err: unknown): Error {
+  const copy = new Error(err instanceof Error ? err.message : String(err));
+  if (err instanceof Error) {
+    copy.name = err.name;
+    copy.stack = err.stack;
+  }
+  return copy;
+}

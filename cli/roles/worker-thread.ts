@@ -26,7 +26,8 @@ interface ThreadOptions {
   args?: unknown[];
 }
 
-export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' };
+/** `failed`: the role on the thread reported a failure of its own (RoleContext.failed). */
+export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' } | { type: 'failed'; err: unknown };
 
 /**
  * A role that runs on a worker thread of its own, with its own log connection: its CPU work
@@ -66,13 +67,17 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
       });
       await started;
       if (channel) shareStore?.(new RemoteStore(channel.port1, PROJECTION_TABLES));
-      // A failure after the start is what an uncaught exception is on one thread: the end of the
-      // process, through `failed` a graceful one (a thread that holds DuckDB, torn down by an
-      // exit, can abort the process).
-      worker.on('error', (err) => {
+      // A failure after the start, an uncaught exception on the thread or one its role reports,
+      // ends the process, through `failed` gracefully (a thread that holds DuckDB, torn down by
+      // an exit, can abort the process).
+      const fail = (err: unknown) => {
         logger.fatal({ err }, `the ${name} thread failed`);
         if (failed) failed(err);
         else process.exit(1);
+      };
+      worker.on('error', fail);
+      worker.on('message', (message: RoleThreadMessage) => {
+        if (message.type === 'failed') fail(message.err);
       });
       return {
         async stop() {

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,6 +141,32 @@ describe('tqa start on an empty data dir', () => {
       await rm(failDir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('stops every role and exits with code 1 when a processor stops for good after the start', async () => {
+    const brokenDir = await mkdtemp(join(tmpdir(), 'tqa-broken-'));
+    const [port, streamPort] = await freePorts(2);
+    const brokenEnv = { ...env, TQA_DATA_DIR: brokenDir, PORT: String(port), STREAM_PORT: String(streamPort), TQA_SIM: 'off' };
+    try {
+      await run(process.execPath, ['bin/tqa.js', 'sim', 'history', '--days', '1', '--tokens', '5', '--authors', '20'], { cwd: ROOT, env: brokenEnv });
+      // The engine's group offsets, unreadable: its consumer fails once it has started, for good.
+      await mkdir(join(brokenDir, 'log', '_groups'), { recursive: true });
+      await writeFile(join(brokenDir, 'log', '_groups', 'quant-engine.json'), '{ not json');
+      const service = start(brokenEnv);
+      const code = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
+      running.delete(service);
+      if (code === 'hung') signalGroup(service.child, 'SIGKILL');
+      expect(code, service.stderr().slice(-3000)).toBe(1);
+      const lines = service.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; processor?: string; failed?: boolean });
+      const at = (msg: string) => lines.findIndex((line) => line.msg === msg);
+      expect(lines.find((line) => line.msg === 'processor stopped')?.processor).toBe('quant-engine');
+      // Reported by the engine's thread to the main one, which stops every role as on a signal.
+      expect(at('the quant-engine thread failed')).toBeGreaterThan(-1);
+      expect(lines.find((line) => line.msg === 'stopping')?.failed).toBe(true);
+      expect(at('stopped')).toBeGreaterThan(at('stopping'));
+    } finally {
+      await rm(brokenDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('applies a key made or revoked during the catch-up as soon as the command returns, ahead of the backlog', async () => {
     // A week of history: the engine works through it for minutes, so the commands below run

@@ -35,6 +35,16 @@ describe('a role on a worker thread', () => {
     await expect(running.stop()).resolves.toBeUndefined();
   }, 60_000);
 
+  it('tells `failed` what its role reported as its own failure, and stops it when asked', async () => {
+    const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
+    const role = onWorkerThread('reports-a-failure', new URL('../fixtures/role-reporting-a-failure.ts', import.meta.url), 'roleReportingAFailure');
+    let failed: (err: unknown) => void = () => undefined;
+    const failure = new Promise<unknown>((resolve) => (failed = resolve));
+    const running = await role.start({ config, logger: silentLogger, failed } as unknown as RoleContext);
+    await expect(failure).resolves.toMatchObject({ name: 'Error', message: 'the role gave up', stack: expect.stringContaining('role-reporting-a-failure.ts') });
+    await expect(running.stop()).resolves.toBeUndefined();
+  }, 60_000);
+
   it('runs its module bundled into JavaScript, which still names its source: its location, and in stack traces', async () => {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
     const source = new URL('../fixtures/role-telling-its-location.ts', import.meta.url);
