@@ -67,6 +67,14 @@ async function stop(service: Service, signal: NodeJS.Signals = 'SIGTERM'): Promi
   return code;
 }
 
+/** The exit code of a service that should end by itself, or 'hung' (and it is killed) if it has not within `ms`. */
+async function exitWithin(service: Service, ms: number): Promise<number | NodeJS.Signals | null | 'hung'> {
+  const code = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms))]);
+  if (code === 'hung') await stop(service, 'SIGKILL');
+  else running.delete(service);
+  return code;
+}
+
 interface TopicsReport {
   topics: { topic: string; groups: { group: string; members: { member: string }[] | null; partitions: { owner: string | null }[] }[] }[];
 }
@@ -127,9 +135,7 @@ describe('tqa start on an empty data dir', () => {
     try {
       const ports = setting === 'PORT' ? { PORT: String(taken), STREAM_PORT: String(free) } : { PORT: String(free), STREAM_PORT: String(taken) };
       const service = start({ ...env, TQA_DATA_DIR: failDir, ...ports });
-      const code = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
-      running.delete(service);
-      if (code === 'hung') signalGroup(service.child, 'SIGKILL');
+      const code = await exitWithin(service, 60_000);
       expect(code).toBe(1);
       expect(service.stderr()).toContain('EADDRINUSE');
       // The start's own failure, after it stopped what it had started, not an unhandled error
@@ -152,9 +158,7 @@ describe('tqa start on an empty data dir', () => {
       await mkdir(join(brokenDir, 'log', '_groups'), { recursive: true });
       await writeFile(join(brokenDir, 'log', '_groups', 'quant-engine.json'), '{ not json');
       const service = start(brokenEnv);
-      const code = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
-      running.delete(service);
-      if (code === 'hung') signalGroup(service.child, 'SIGKILL');
+      const code = await exitWithin(service, 60_000);
       expect(code, service.stderr().slice(-3000)).toBe(1);
       const lines = service.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; processor?: string; failed?: boolean });
       const at = (msg: string) => lines.findIndex((line) => line.msg === msg);
