@@ -3,20 +3,18 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
-import { signalGroup } from '../../infra/peers/peer-process.ts';
 import { loadConfig } from '../../infra/config.ts';
 import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import { openStore } from '../../projections/open-store.ts';
-import { engineCheckpointedInStore, engineProgress, holdsEngine, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
+import { engineProgress, holdsEngine, killEngineHolderWithInputLeft, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
@@ -71,33 +69,6 @@ async function answers(api: string, dataDir: string) {
   };
 }
 
-/** How long the processors processes run between two looks at the engine's progress, taken while they are stopped. */
-const RUN_SLICE_MS = 50;
-
-/**
- * Kills (-9) the processors process holding the engine once the engine has committed a
- * checkpoint, has a copy of one in the store and has input left. Each look is taken with both
- * processes stopped (SIGSTOP), so that what it sees still holds when the kill lands; between
- * looks they run in short slices. The catch-up after the first checkpoint, a second or two of
- * work, so spans many looks, each one a chance to land the kill, rather than racing polls that
- * may all miss it while the process runs.
- */
-async function killHolderWithInputLeft(processors: RoleProcess[], log: KafkaEventLog, checkpoints: StoreCheckpoints): Promise<RoleProcess> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
-    const progress = await engineCheckpointedInStore(log, checkpoints);
-    const holder = processors.find(holdsEngine);
-    const inputLeft = progress !== undefined && progress.committed < progress.end;
-    if (inputLeft && holder) expect(await roles.stop(holder, 'SIGKILL')).toBeNull();
-    for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
-    if (inputLeft && holder) return holder;
-    if (progress && progress.committed >= progress.end) throw new Error(`the engine worked through all its input (${progress.end} records) before a look found a checkpoint of it in the store`);
-    if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
-    await sleep(RUN_SLICE_MS);
-  }
-}
-
 describe('the distributed roles as separate processes on tqa peers', () => {
   let peersEnv: Record<string, string>;
 
@@ -137,7 +108,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     let atKill: { committed: number; end: number };
     let holder: RoleProcess;
     try {
-      holder = await killHolderWithInputLeft(processors, log, sharedCheckpoints);
+      holder = await killEngineHolderWithInputLeft(roles, processors, log, sharedCheckpoints);
       // Read after the kill: a commit the holder sent just before its last stop has landed by now.
       atKill = await engineProgress(log);
     } finally {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
 import type { EventLog } from '../../infra/log/port.ts';
@@ -74,6 +75,34 @@ export async function engineProgress(log: EventLog): Promise<{ committed: number
 export async function engineCheckpointedInStore(log: EventLog, checkpoints: StoreCheckpoints): Promise<{ committed: number; end: number } | undefined> {
   const progress = await engineProgress(log);
   return progress.committed > 0 && (await checkpoints.load(quantEngine.name, 0)) !== undefined ? progress : undefined;
+}
+
+/** How long processors processes run between two looks at the engine's progress, taken while they are stopped. */
+const RUN_SLICE_MS = 50;
+
+/**
+ * Kills (-9) the one of `processors` holding the quant engine once the engine has committed a
+ * checkpoint, has a copy of one in the store and has input left; resolves with it. Each look
+ * is taken with the processes stopped (SIGSTOP), so that what it sees still holds when the
+ * kill lands; between looks they run in short slices. The catch-up after the first checkpoint,
+ * a second or two of work, so spans many looks, each one a chance to land the kill, rather
+ * than racing polls that may all miss it while the processes run.
+ */
+export async function killEngineHolderWithInputLeft(roles: RoleProcesses, processors: RoleProcess[], log: EventLog, checkpoints: StoreCheckpoints): Promise<RoleProcess> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
+    const progress = await engineCheckpointedInStore(log, checkpoints);
+    const holder = processors.find(holdsEngine);
+    const inputLeft = progress !== undefined && progress.committed < progress.end;
+    const code = inputLeft && holder ? await roles.stop(holder, 'SIGKILL') : undefined;
+    for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
+    if (code !== undefined && code !== null) throw new Error(`the processors process holding the engine had exited by itself, with code ${code}`);
+    if (inputLeft && holder) return holder;
+    if (progress && !inputLeft) throw new Error(`the engine worked through all its input (${progress.end} records) before a look found a checkpoint of it in the store`);
+    if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
+    await sleep(RUN_SLICE_MS);
+  }
 }
 
 /** On Kafka: whether the process's last join of the engine's group gave it the partitions (another member waits as a standby). */
