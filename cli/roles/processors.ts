@@ -8,7 +8,7 @@ import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
-import type { Role, RoleContext } from './role.ts';
+import { failureReporter, type Role, type RoleContext } from './role.ts';
 
 /** Where processor checkpoints are kept: TQA_CHECKPOINTS, by default `store` with ClickHouse. */
 export function checkpointsKept(config: Config): 'local' | 'store' {
@@ -57,15 +57,15 @@ export function processorRole(name: string, share?: PartitionShare): Role {
         // Each single-task processor a slot of its own, so that they spread over the processes running them.
         exclusiveSlot: PROCESSORS.filter((p) => p.parallelism === 'single').indexOf(processor),
       });
-      let stopping = false;
+      // Stopped for good while the service runs on, its lag would only grow.
+      const failure = failureReporter(ctx.failed);
       runtime.start().catch((err: unknown) => {
         logger.fatal({ err, processor: processor.name }, 'processor stopped');
-        // Stopped for good while the service runs on, its lag would only grow.
-        if (!stopping) ctx.failed?.(err);
+        failure.report(err);
       });
       return {
         async stop() {
-          stopping = true;
+          failure.stopping();
           await runtime.stop();
           // The checkpoint saved on stop reaches the store before the process ends.
           if (checkpoints instanceof CachedCheckpoints) await checkpoints.flush();

@@ -1,6 +1,6 @@
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections } from '../../projections/runtime/runner.ts';
-import type { Role } from './role.ts';
+import { failureReporter, type Role } from './role.ts';
 
 /** Every projection into the process's store, each in its `projection.<name>` group. */
 export const projectionsRole: Role = {
@@ -8,14 +8,12 @@ export const projectionsRole: Role = {
   async start({ config, logger, services, store, failed }) {
     const { log, codec } = services;
     const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store: await store(), logger });
-    let stopping = false;
     // A projection stopped for good leaves the store behind the log for as long as the service runs.
-    projections.failed.catch((err: unknown) => {
-      if (!stopping) failed?.(err);
-    });
+    const failure = failureReporter(failed);
+    projections.failed.catch(failure.report);
     return {
       stop: () => {
-        stopping = true;
+        failure.stopping();
         return projections.stop();
       },
     };

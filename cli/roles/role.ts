@@ -27,6 +27,22 @@ export interface RoleContext {
   failed?(err: unknown): void;
 }
 
+/**
+ * For a role whose work can stop for good while the service runs on (a consumer's run that
+ * rejects): report() tells `failed` of it, unless stopping() came first, as a role's stop calls it.
+ */
+export function failureReporter(failed: RoleContext['failed']): { report(err: unknown): void; stopping(): void } {
+  let stopping = false;
+  return {
+    report: (err) => {
+      if (!stopping) failed?.(err);
+    },
+    stopping: () => {
+      stopping = true;
+    },
+  };
+}
+
 /** A started role; stop() finishes what it has in hand and releases what it holds. */
 export interface RunningRole {
   stop(): Promise<void>;

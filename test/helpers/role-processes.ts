@@ -95,10 +95,11 @@ export async function killEngineHolderWithInputLeft(roles: RoleProcesses, proces
     const progress = await engineCheckpointedInStore(log, checkpoints);
     const holder = processors.find(holdsEngine);
     const inputLeft = progress !== undefined && progress.committed < progress.end;
-    const code = inputLeft && holder ? await roles.stop(holder, 'SIGKILL') : undefined;
+    const killed = inputLeft ? holder : undefined;
+    const code = killed ? await roles.stop(killed, 'SIGKILL') : undefined;
     for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
     if (code !== undefined && code !== null) throw new Error(`the processors process holding the engine had exited by itself, with code ${code}`);
-    if (inputLeft && holder) return holder;
+    if (killed) return killed;
     if (progress && !inputLeft) throw new Error(`the engine worked through all its input (${progress.end} records) before a look found a checkpoint of it in the store`);
     if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
     await sleep(RUN_SLICE_MS);

@@ -3,10 +3,18 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RoleContext } from '../../cli/roles/role.ts';
+import type { Role, RoleContext, RunningRole } from '../../cli/roles/role.ts';
 import { onWorkerThread } from '../../cli/roles/worker-thread.ts';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
+
+/** Starts `role` with a `failed` that resolves `failure` with what it is told. */
+async function startTellingFailure(role: Role, config: Config): Promise<{ running: RunningRole; failure: Promise<unknown> }> {
+  let failed: (err: unknown) => void = () => undefined;
+  const failure = new Promise<unknown>((resolve) => (failed = resolve));
+  const running = await role.start({ config, logger: silentLogger, failed } as unknown as RoleContext);
+  return { running, failure };
+}
 
 describe('a role on a worker thread', () => {
   let dir: string;
@@ -28,9 +36,7 @@ describe('a role on a worker thread', () => {
   it('tells `failed` when its thread fails after the start, and its stop still resolves on the thread already ended', async () => {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
     const role = onWorkerThread('fails-after-start', new URL('../fixtures/role-failing-after-start.ts', import.meta.url), 'roleFailingAfterStart');
-    let failed: (err: unknown) => void = () => undefined;
-    const failure = new Promise<unknown>((resolve) => (failed = resolve));
-    const running = await role.start({ config, logger: silentLogger, failed } as unknown as RoleContext);
+    const { running, failure } = await startTellingFailure(role, config);
     await expect(failure).resolves.toMatchObject({ message: 'the role failed by itself' });
     await expect(running.stop()).resolves.toBeUndefined();
   }, 60_000);
@@ -38,9 +44,7 @@ describe('a role on a worker thread', () => {
   it('tells `failed` what its role reported as its own failure, and stops it when asked', async () => {
     const config = loadConfig({ TQA_DATA_DIR: dir, TQA_SIM: 'off', LOG_LEVEL: 'silent' });
     const role = onWorkerThread('reports-a-failure', new URL('../fixtures/role-reporting-a-failure.ts', import.meta.url), 'roleReportingAFailure');
-    let failed: (err: unknown) => void = () => undefined;
-    const failure = new Promise<unknown>((resolve) => (failed = resolve));
-    const running = await role.start({ config, logger: silentLogger, failed } as unknown as RoleContext);
+    const { running, failure } = await startTellingFailure(role, config);
     await expect(failure).resolves.toMatchObject({ name: 'Error', message: 'the role gave up', stack: expect.stringContaining('role-reporting-a-failure.ts') });
     await expect(running.stop()).resolves.toBeUndefined();
   }, 60_000);
