@@ -13,7 +13,7 @@ import { requestId } from './middleware/request-id.ts';
 import type { WebhookDeps } from './routes/deps.ts';
 import { apiRoutes } from './routes/index.ts';
 import type { Processing } from './schemas/meta.ts';
-import type { StreamDirectory } from '../stream/presence.ts';
+import type { StreamDirectory } from './stream-presence.ts';
 import type { Codec } from '../schemas/codec.ts';
 import { TokenDirectory } from './services/token-directory.ts';
 

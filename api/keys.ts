@@ -4,7 +4,7 @@ import type { AnalyticalStore } from '../infra/store/port.ts';
 import { column, columns, list, sql, table } from '../infra/store/sql-literal.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
 import { apiKeys, teams, type ApiKeyRow, type TeamRow } from '../projections/tables/keys.ts';
-import { appendEvent, parseOrUsage } from '../cli/control-events.ts';
+import { appendEvent, parseOrUsage } from '../projections/control-events.ts';
 import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';

@@ -1,7 +1,10 @@
 // `npm run bench -- NAME...`: runs the named benchmarks (all when none is named). Each prints
 // its figures next to a baseline measured in the same run, so the ratios carry across machines,
-// and reports its headline rows (bench/results.ts): the run ends with them as one table, also
-// written to bench/results.json.
+// and reports its headline rows (bench/results.ts): the run ends with them as one table, merged
+// into bench/results.json (each benchmark's rows replace those of its last run), from which
+// docs/benchmarks.md's table is generated.
+import { readFile, writeFile } from 'node:fs/promises';
+import { replaceBlock } from '../infra/fs/generated-block.ts';
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
@@ -10,7 +13,7 @@ import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
-import { formatTable, notMeasured, resultRows, writeResults } from './results.ts';
+import { formatTable, machineLine, mergeRows, notMeasured, readStoredRows, renderResultsMarkdown, renderStartFigures, resultRows, writeStoredRows, type StoredRow } from './results.ts';
 import { benchScale } from './scale.ts';
 import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
@@ -38,8 +41,12 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 let failed = false;
+const fresh: StoredRow[] = [];
+const measuredAt = new Date().toISOString().slice(0, 10);
+const machine = machineLine();
 for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
   process.stdout.write(`\n== ${name}\n`);
+  const before = resultRows().length;
   // One failing benchmark does not cost the others' rows; the exit code still says it failed.
   try {
     await BENCHES[name]();
@@ -48,10 +55,15 @@ for (const name of names.length > 0 ? names : Object.keys(BENCHES)) {
     process.stderr.write(`benchmark ${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     notMeasured(`${name} benchmark`, null, `failed before reporting all its rows: ${err instanceof Error ? err.message : String(err)}`);
   }
+  fresh.push(...resultRows().slice(before).map((row) => ({ ...row, bench: name, measuredAt, machine })));
 }
-const rows = resultRows();
-const file = new URL('./results.json', import.meta.url);
-process.stdout.write(`\n== results\n${formatTable(rows)}`);
-await writeResults(file, rows);
-process.stdout.write(`written to bench/results.json\n`);
+process.stdout.write(`\n== results\n${formatTable(fresh)}`);
+const resultsFile = new URL('./results.json', import.meta.url);
+const rows = mergeRows(await readStoredRows(resultsFile), fresh, Object.keys(BENCHES));
+await writeStoredRows(resultsFile, rows);
+const page = new URL('../docs/benchmarks.md', import.meta.url);
+await writeFile(page, replaceBlock(await readFile(page, 'utf8'), 'bench-results', renderResultsMarkdown(rows)));
+const readme = new URL('../README.md', import.meta.url);
+await writeFile(readme, replaceBlock(await readFile(readme, 'utf8'), 'start-figures', renderStartFigures(rows)));
+process.stdout.write('merged into bench/results.json, docs/benchmarks.md and the README\n');
 process.exit(failed ? 1 : 0);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { appendEvent } from '../cli/control-events.ts';
+import { appendEvent } from '../projections/control-events.ts';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { TOPICS } from '../schemas/catalogue.ts';

@@ -1,10 +1,12 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
 
 /**
  * The results table of `npm run bench`: besides printing its own lines, each benchmark
  * reports its headline figures here, each next to the baseline measured in the same run and
- * the target it has, if any. bench/index.ts prints the rows as one table at the end and
- * writes them to bench/results.json.
+ * the target it has, if any. bench/index.ts prints the rows as one table at the end, merges
+ * them into bench/results.json (a benchmark's rows replace those of its last run) and renders
+ * docs/benchmarks.md from that file.
  */
 export interface ResultRow {
   figure: string;
@@ -98,8 +100,69 @@ export function formatTable(table: readonly ResultRow[]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n') + '\n';
 }
 
-export async function writeResults(path: URL, table: readonly ResultRow[]): Promise<void> {
-  await writeFile(path, `${JSON.stringify(table, null, 2)}\n`);
+/** A row as bench/results.json keeps it: which benchmark measured it, when and on what. */
+export interface StoredRow extends ResultRow {
+  bench: string;
+  /** ISO date of the run. */
+  measuredAt: string;
+  machine: string;
+}
+
+/** This machine in one line: cores, CPU model, memory, Node version. */
+export function machineLine(): string {
+  const cores = cpus();
+  return `${cores.length} × ${cores[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}`;
+}
+
+export async function readStoredRows(path: URL): Promise<StoredRow[]> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as StoredRow[];
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+/** The stored rows with those of the benchmarks run now replaced by their new rows, in the benchmarks' order. */
+export function mergeRows(stored: readonly StoredRow[], fresh: readonly StoredRow[], order: readonly string[]): StoredRow[] {
+  const ran = new Set(fresh.map((r) => r.bench));
+  const merged = [...stored.filter((r) => !ran.has(r.bench)), ...fresh];
+  const rank = (bench: string) => (order.includes(bench) ? order.indexOf(bench) : order.length);
+  return merged.map((row, i) => ({ row, i })).sort((a, b) => rank(a.row.bench) - rank(b.row.bench) || a.i - b.i).map(({ row }) => row);
+}
+
+export async function writeStoredRows(path: URL, rows: readonly StoredRow[]): Promise<void> {
+  await writeFile(path, `${JSON.stringify(rows, null, 2)}\n`);
+}
+
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/** docs/benchmarks.md's generated part: a table per benchmark with its date and machine. */
+export function renderResultsMarkdown(rows: readonly StoredRow[]): string {
+  if (rows.length === 0) return 'No benchmark has been run yet: `npm run bench` writes this table.\n';
+  const out: string[] = [];
+  for (const bench of [...new Set(rows.map((r) => r.bench))]) {
+    const own = rows.filter((r) => r.bench === bench);
+    out.push(`### ${bench}`, '', `Measured ${own[0].measuredAt} on ${own[0].machine} (\`npm run bench -- ${bench}\`).`, '');
+    out.push('| figure | value | baseline | ratio | target | met | note |', '|---|---:|---|---:|---|---|---|');
+    for (const r of own) {
+      out.push(
+        `| ${cell(r.figure)} | ${r.value === null ? 'not measured' : `${number(r.value)} ${r.unit}`} | ${r.baseline === null ? '—' : cell(`${r.baseline} (${number(r.baselineValue!)} ${r.unit})`)} | ${r.ratio === null ? '—' : number(r.ratio)} | ${r.target ?? '—'} | ${r.met === null ? '—' : r.met ? 'met' : '**not met**'} | ${cell(r.note ?? '')} |`,
+      );
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** The README's line of `npm start`'s figures, from the start benchmark's last run. */
+export function renderStartFigures(rows: readonly StoredRow[]): string {
+  const start = rows.filter((r) => r.bench === 'start' && r.value !== null);
+  const first = start.find((r) => r.figure.startsWith('first start'));
+  const rss = start.find((r) => r.figure === 'RSS of npm start once caught up');
+  if (!first) return 'Not measured yet: `npm run bench -- start` measures the first start on your machine.\n';
+  const memory = rss ? `, ${number(rss.value!)} ${rss.unit} RSS once caught up` : '';
+  return `Last measured ${first.measuredAt} on ${first.machine}: ${first.figure}, ${number(first.value!)} ${first.unit}${memory} ([all figures](docs/benchmarks.md)).\n`;
 }
 
 /** Thousands separated from 1,000 on, three significant digits below. */

@@ -16,6 +16,3 @@ export interface CliCommand {
   /** Returns the process exit code. */
   run(args: string[], ctx: CliContext): Promise<number>;
 }
-
-/** A usage mistake: the CLI prints the message and the command's usage, exit code 2. */
-export class UsageError extends Error {}

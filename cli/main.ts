@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../infra/config.ts';
 import { createLogger } from '../infra/logging.ts';
-import { UsageError, type CliCommand } from './command.ts';
+import type { CliCommand } from './command.ts';
+import { UsageError } from '../projections/usage-error.ts';
 import { backtestCommand } from './commands/backtest.ts';
 import { cohortsCommand } from './commands/cohorts.ts';
 import { dumpCommand } from './commands/dump.ts';
@@ -14,8 +15,9 @@ import { startCommand } from './commands/start.ts';
 import { streamCommand } from './commands/stream.ts';
 import { teamsCommand } from './commands/teams.ts';
 import { topicsCommand } from './commands/topics.ts';
+import { topologyCommand } from './commands/topology.ts';
 
-const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, dumpCommand, replayCommand, backtestCommand, exportCommand, peersCommand];
+export const COMMANDS: CliCommand[] = [startCommand, simCommand, ingestCommand, cohortsCommand, keysCommand, teamsCommand, streamCommand, topicsCommand, topologyCommand, dumpCommand, replayCommand, backtestCommand, exportCommand, peersCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -24,7 +26,7 @@ function help(): string {
     '',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Configuration comes from environment variables; see the README.',
+    'Configuration comes from environment variables; see docs/operations.md.',
   ].join('\n');
 }
 

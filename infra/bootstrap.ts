@@ -4,7 +4,7 @@ import { Codec } from '../schemas/codec.ts';
 import type { Config } from './config.ts';
 import type { EventLog } from './log/port.ts';
 import type { Logger } from './logging.ts';
-import type { SchemaRegistryClient } from './registry/port.ts';
+import type { SchemaRegistryClient } from '../schemas/registry-port.ts';
 
 /** The log, registry and codec of the configured mode, with the catalogue's topics ensured. */
 export interface LogServices {

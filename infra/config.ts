@@ -78,6 +78,9 @@ const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** The names of every setting in the schema, for the docs' configuration table and its test. */
+export const CONFIG_SETTINGS: readonly string[] = Object.keys(ConfigSchema.shape);
+
 export class ConfigError extends Error {
   constructor(readonly issues: { variable: string; message: string }[]) {
     super(

@@ -1,8 +1,20 @@
-import type { TokenRow } from '../projections/tables.ts';
-import type { ConvergenceEventView } from '../projections/read-models/cohorts.ts';
+import type { TokenRow } from './tokens-table.ts';
 import type { ConvergenceEvent } from '../schemas/records/quant-social.ts';
 import { iso } from './resource.ts';
 import { presentTokenOf } from './token.ts';
+
+/** A cohort's convergence event as projections/read-models/cohorts.ts reads it; declared here, where presenters may import it. */
+export interface ConvergenceEventView {
+  eventId: string;
+  tokenId: string;
+  ts: number;
+  cohortVersion: number;
+  memberCount: number;
+  cohortSize: number;
+  windowMinutes: number;
+  members: string[];
+  score: number;
+}
 
 /** A cohort's convergence on a token, as the cohort page lists it (api/schemas/social.ts ConvergenceEvent). */
 export function presentConvergence(e: ConvergenceEventView, tokens: ReadonlyMap<string, TokenRow>) {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { TokenRow } from '../projections/tables.ts';
+import type { TokenRow } from './tokens-table.ts';
 import { SCORE_NAMES } from '../schemas/records/primitives.ts';
 import type { QuantActiveSignalSchema, QuantScoresSchema } from '../schemas/records/quant-scores.ts';
 import type { Signal, SignalAnalogs, SignalEndReason, SignalStatus } from '../schemas/records/quant-signals.ts';

@@ -1,4 +1,4 @@
-import type { TokenRow } from '../projections/tables.ts';
+import type { TokenRow } from './tokens-table.ts';
 import type { Chain } from '../schemas/records/primitives.ts';
 import { header } from './resource.ts';
 

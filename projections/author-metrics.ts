@@ -1,6 +1,7 @@
 import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
-import { defineProjection, snakeKeys } from './runtime/projection.ts';
+import { defineProjection } from './runtime/projection.ts';
+import { snakeKeys } from '../infra/store/snake-keys.ts';
 
 /** Every version of every author's metrics, so reads can answer "as of t". */
 export const authorMetricsProjection = defineProjection({

@@ -1,6 +1,7 @@
 import { jsonText } from '../infra/store/json-text.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
-import { defineProjection, snakeKeys } from './runtime/projection.ts';
+import { defineProjection } from './runtime/projection.ts';
+import { snakeKeys } from '../infra/store/snake-keys.ts';
 
 /** The latest membership version of each cohort, and every version; a deletion is a version too. */
 export const cohortsProjection = defineProjection({

@@ -1,5 +1,6 @@
 import { TOPICS } from '../schemas/catalogue.ts';
-import { defineProjection, snakeKeys } from './runtime/projection.ts';
+import { defineProjection } from './runtime/projection.ts';
+import { snakeKeys } from '../infra/store/snake-keys.ts';
 
 /** Refused records, so operators can query what was refused, where and why. */
 export const deadLettersProjection = defineProjection({

@@ -1,5 +1,6 @@
 import { TOPICS } from '../schemas/catalogue.ts';
-import { defineProjection, snakeKeys } from './runtime/projection.ts';
+import { defineProjection } from './runtime/projection.ts';
+import { snakeKeys } from '../infra/store/snake-keys.ts';
 
 /** Forward outcomes, one row per outcome id; a later resolution replaces an earlier one. */
 export const outcomesProjection = defineProjection({

@@ -1,5 +1,6 @@
 import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
+import { tokens } from '../presenters/tokens-table.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
 import { backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
 import { latestSnapshots, signals, snapshotHistory, snapshotRecords } from './tables/quant.ts';
@@ -12,27 +13,6 @@ import { authorMetrics, cohortEvents, cohorts, cohortVersions, narrativeBuckets,
  * definition here, listed in PROJECTED, and one new migration file per store under
  * projections/migrations/{duckdb,clickhouse}/ (NNNN_what.sql, next free number).
  */
-
-/** Token metadata as of its latest ingest.tokens event (schemas/records.ts TokenMeta). */
-export const tokens = defineTable({
-  name: 'tokens',
-  columns: {
-    token_id: 'string',
-    ts: 'int64',
-    symbol: 'string',
-    name: 'string',
-    chain: 'string',
-    address: 'string',
-    logo_url: 'string?',
-    status: 'string',
-    narrative: 'string',
-    source_url: 'string?',
-  },
-  key: ['token_id'],
-  // A later metadata event replaces an earlier one; event time orders them.
-  version: 'ts',
-});
-export type TokenRow = RowOf<typeof tokens>;
 
 /** Point-in-time feature snapshots of a token; `features` holds the full feature map as JSON. */
 export const snapshots = defineTable({

@@ -1,5 +1,6 @@
 import { TOPICS } from '../schemas/catalogue.ts';
-import { defineProjection, snakeKeys } from './runtime/projection.ts';
+import { defineProjection } from './runtime/projection.ts';
+import { snakeKeys } from '../infra/store/snake-keys.ts';
 
 /** Token metadata: one row per token, the latest by event time. */
 export const tokensProjection = defineProjection({

@@ -1,5 +1,15 @@
-import type { TopicSpec } from '../infra/log/port.ts';
 import type { RecordTypeName } from './records.ts';
+
+/** A topic's log settings, as the event log (infra/log/port.ts) creates it; declared here, below infra/, for the catalogue. */
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  cleanupPolicy: 'delete' | 'compact';
+  /** Records older than this may be deleted (delete policy); -1 keeps them forever. */
+  retentionMs: number;
+  /** A partition larger than this may lose its oldest segments (delete policy); -1: no limit. */
+  retentionBytes: number;
+}
 
 /** A topic of the catalogue: its log settings, what its key is and which record it holds. */
 export interface CatalogueTopic extends TopicSpec {

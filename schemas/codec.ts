@@ -1,5 +1,5 @@
 import avro from 'avsc';
-import type { SchemaRegistryClient } from '../infra/registry/port.ts';
+import type { SchemaRegistryClient } from './registry-port.ts';
 import { currentSchema } from './avro-schemas.ts';
 import { catalogueTopic } from './catalogue.ts';
 import type { RecordTypeName } from './records.ts';

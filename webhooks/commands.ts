@@ -1,4 +1,4 @@
-import { appendEvent } from '../cli/control-events.ts';
+import { appendEvent } from '../projections/control-events.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import type { WebhookRow } from '../projections/tables/webhooks.ts';
 import { TOPICS } from '../schemas/catalogue.ts';

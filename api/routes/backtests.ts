@@ -3,7 +3,7 @@ import { DATASET, header } from '../../presenters/resource.ts';
 import { activeBacktestsOfKey, backtestsOfKey, getBacktest, type BacktestView } from '../../projections/read-models/research.ts';
 import { appendBacktestRequest, newRunId } from '../../research/runs/commands.ts';
 import { presentBacktest } from '../../research/runs/present.ts';
-import { specOf } from '../../research/runs/spec-of.ts';
+import { specOf } from '../backtest-spec.ts';
 import { BacktestRequestSchema, TERMINAL_RUN_STATUSES, type BacktestRunStatus } from '../../schemas/records.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { ApiError } from '../errors.ts';

@@ -6,7 +6,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { UrlPolicy } from '../../webhooks/address.ts';
 import type { SecretBox } from '../../webhooks/secret-box.ts';
 import type { Resolver } from '../../webhooks/sender.ts';
-import type { StreamDirectory } from '../../stream/presence.ts';
+import type { StreamDirectory } from '../stream-presence.ts';
 import type { Processing } from '../schemas/meta.ts';
 import type { TokenDirectory } from '../services/token-directory.ts';
 

@@ -121,8 +121,7 @@ export function socialRoutes({ store, now, tokens: directory }: RouteDeps): Rout
     tag: 'Cohorts',
     summary: 'Cohorts visible to the key',
     description:
-      'Every auto cohort, plus the manual cohorts owned by the calling key. Keys belong to no team yet, so no cohort is visible through ' +
-      'team sharing. One page holds every cohort: auto first, then manual, each by name. With `as_of`, the cohorts as they were then: ' +
+      'Every auto cohort, plus the manual cohorts owned by the calling key or shared with its team (`tqa cohorts share`). One page holds every cohort: auto first, then manual, each by name. With `as_of`, the cohorts as they were then: ' +
       "each one's membership version in effect at that time (cohorts deleted by then left out); without it, `as_of` is the newest change of any cohort.",
     query: CohortListQuerySchema,
     response: { schema: CohortListSchema, description: 'The cohorts.' },

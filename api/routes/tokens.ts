@@ -8,7 +8,7 @@ import { scan, type ScanQuery } from '../../projections/read-models/scan.ts';
 import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import type { RuleFieldRow } from '../../projections/read-models/snapshot-views.ts';
 import { listTokens, snapshotAsOf } from '../../projections/read-models/tokens.ts';
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { SCORE_NAMES, type DivergenceState } from '../../schemas/records/primitives.ts';
 import type { QuantFreshness, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { ApiError } from '../errors.ts';

@@ -11,7 +11,7 @@ import { appendWebhookEvent, nextEvent, webhookFromRow } from '../../webhooks/co
 import { deliveryHeaders, eventBody, newDeliveryId } from '../../webhooks/payload.ts';
 import { postSigned, systemResolver } from '../../webhooks/sender.ts';
 import { newSigningSecret } from '../../webhooks/signature.ts';
-import { appendEvent } from '../../cli/control-events.ts';
+import { appendEvent } from '../../projections/control-events.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { keyOf } from '../middleware/auth.ts';

@@ -1,5 +1,5 @@
 import { header } from '../../presenters/resource.ts';
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { renderWire, WireJson } from '../http/wire.ts';
 import type { TokenDirectory } from './token-directory.ts';
 

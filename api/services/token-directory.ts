@@ -1,6 +1,6 @@
 import type { ReadStore } from '../../projections/read-models/cursor.ts';
 import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { RefreshedLookup } from './refreshed-lookup.ts';
 
 /** How long a token's metadata is served from memory: the bound on how late a change of it shows. */

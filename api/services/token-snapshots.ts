@@ -2,7 +2,7 @@ import { resolveTokenRef } from '../../projections/read-models/token-ref.ts';
 import type { ReadStore } from '../../projections/read-models/cursor.ts';
 import { tokenRowsByIds } from '../../projections/read-models/token-rows.ts';
 import { latestSnapshot, latestSnapshotsOf } from '../../projections/read-models/tokens.ts';
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import type { QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 import { parseTokenRef } from '../../schemas/token-ref.ts';
 import { ReadBatcher } from './read-batcher.ts';

@@ -5,7 +5,7 @@ import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import type { CreateBacktestBody } from '../../api/schemas/research.ts';
 import type { Config } from '../../infra/config.ts';
 import type { BacktestResult } from '../../research/backtest/run.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 /**
  * A backtest through the running service's API, for when the embedded store is held by it

@@ -6,15 +6,16 @@ import { normaliseBacktestSpec } from '../../research/backtest/spec.ts';
 import { runBacktest, type BacktestResult } from '../../research/backtest/run.ts';
 import { backtestEventRows } from '../../research/export/events.ts';
 import { storeHistory } from '../../research/history/store.ts';
-import { specOf } from '../../research/runs/spec-of.ts';
+import { specOf } from '../../api/backtest-spec.ts';
 import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../projections/open-store.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { parseOrUsage } from '../control-events.ts';
+import type { CliCommand, CliContext } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
+import { parseOrUsage } from '../../projections/control-events.ts';
 import { Progress } from '../progress.ts';
 import { backtestTable } from './backtest-report.ts';
 import { backtestThroughApi } from './backtest-remote.ts';
 
-const USAGE = `tqa backtest --rules JSON --horizon 15m|1h|6h|24h|3d|7d [--from T] [--to T] [--cooldown H]
+const USAGE = `tqa backtest --rules JSON --horizon 15m|1h|6h|24h|3d|7d [--name NAME] [--from T] [--to T] [--cooldown H]
              [--dead-token-policy last_price|total_loss|exclude] [--chains a,b] [--min-liquidity-usd N]
              [--json] [--export-events FILE.csv|FILE.parquet] [--api URL] [--key KEY]
     Runs a point-in-time backtest with the engine of POST /v1/quant/backtests, over the store's

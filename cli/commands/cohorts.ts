@@ -4,8 +4,8 @@ import { TOPICS } from '../../schemas/catalogue.ts';
 import { ApiKeyEventSchema, COHORT_ACTIONS, CohortCommandSchema, type CohortCommand } from '../../schemas/records.ts';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import type { CliCommand } from '../command.ts';
-import { appendEvent, parseOrUsage, readControlEvents } from '../control-events.ts';
-import { UsageError } from '../command.ts';
+import { appendEvent, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = [
   'tqa cohorts create --name NAME --owner KEY_ID [--members @a,@b] [--team TEAM_ID] [--json]   (--team: the owner\'s team)',

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { catalogueTopic } from '../../schemas/catalogue.ts';
 import type { CliCommand } from '../command.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 /** Buffers (Avro bytes fields) print as base64 so every line stays valid JSON. */
 function toJson(value: unknown): string {

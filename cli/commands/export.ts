@@ -8,8 +8,9 @@ import { backtestEventRows } from '../../research/export/events.ts';
 import { HISTORY_COLUMNS, historyPages } from '../../research/export/history.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { BACKTEST_RUN_ID, BacktestRunEventSchema } from '../../schemas/records.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { readControlEvents } from '../control-events.ts';
+import type { CliCommand, CliContext } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
+import { readControlEvents } from '../../projections/control-events.ts';
 import { Progress } from '../progress.ts';
 
 const USAGE = `tqa export history --from T --to T --out FILE.parquet|FILE.csv

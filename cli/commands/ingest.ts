@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { IMPORT_KINDS } from '../../infra/feeds/import/formats.ts';
 import { describe, formatOf, IMPORT_FORMATS, ImportFileError, importFile } from '../../infra/feeds/import/importer.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { Progress } from '../progress.ts';
 
 const USAGE = `tqa ingest FILE --kind posts|market|tokens [--format ndjson|csv]

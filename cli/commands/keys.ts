@@ -10,8 +10,8 @@ import { apiKeysProjection } from '../../projections/api-keys.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
 import { currentTeams } from './teams.ts';
 import type { CliCommand } from '../command.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../control-events.ts';
-import { UsageError } from '../command.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = [
   `tqa keys create --name NAME --plan ${PLAN_NAMES.join('|')} [--scopes a,b] [--team TEAM_ID] [--json]   (default: every scope)`,

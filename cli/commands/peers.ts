@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { startClickHouseServer } from '../../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = 'tqa peers [--write-env FILE] [--registry-port N]';
 

@@ -7,7 +7,8 @@ import { openLogServices } from '../../infra/bootstrap.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../projections/open-store.ts';
 import { sql, table } from '../../infra/store/sql-literal.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import type { CliCommand, CliContext } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { Progress } from '../progress.ts';
 import { exists } from '../../infra/fs/exists.ts';
 

@@ -9,7 +9,8 @@ import {
 } from '../../infra/feeds/sim/runner.ts';
 import { groundTruthFile, loadSimState, stateFile } from '../../infra/feeds/sim/state-store.ts';
 import { parseIsoTime } from '../../infra/feeds/time.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import type { CliCommand, CliContext } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { Progress } from '../progress.ts';
 
 const USAGE = `tqa sim history [--days N] [--seed S] [--tokens N] [--authors N] [--end ISO] [--force]

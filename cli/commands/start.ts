@@ -10,7 +10,7 @@ import type { ProjectionTables } from '../../projections/tables.ts';
 import { CatchUpMonitor, catchUpProgress } from '../catch-up.ts';
 import type { CliCommand } from '../command.ts';
 import { startHealthPort } from '../health-port.ts';
-import { UsageError } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
 import { checkpointsKept } from '../roles/processors.ts';
 import { warnWhileStopping, type RunningRole } from '../roles/role.ts';

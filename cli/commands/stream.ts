@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
 import { STREAM_EVENTS } from '../../api/schemas/meta.ts';
 import { connectStream, StreamClientError, type StreamEventFrame, type StreamNotice } from '../../stream/client/stream-client.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import type { CliCommand } from '../command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = `tqa stream --events ${STREAM_EVENTS.join('|')}[,…] [--tokens '$SYMBOL,tk_…'] [--key KEY] [--api URL] [--resume CURSOR] [--json]`;
 

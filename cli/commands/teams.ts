@@ -8,8 +8,8 @@ import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { TeamEventSchema, type TeamEvent } from '../../schemas/records.ts';
 import type { CliCommand } from '../command.ts';
-import { UsageError } from '../command.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../control-events.ts';
+import { UsageError } from '../../projections/usage-error.ts';
+import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
 
 const TOPIC = TOPICS.teams.name;
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createApi } from '../../api/app.ts';
 import { ensureDemoKey } from '../../api/demo-key.ts';
-import { StreamDirectory } from '../../stream/presence.ts';
+import { StreamDirectory } from '../../api/stream-presence.ts';
 import { loadSecretBox } from '../../webhooks/secret-box.ts';
 import { CAUGHT_UP_LAG } from '../catch-up.ts';
 import type { Role } from './role.ts';

@@ -1,4 +1,4 @@
-import { announcePresence } from '../../stream/presence.ts';
+import { announcePresence } from '../../api/stream-presence.ts';
 import { startStreamServer, STREAM_PATH } from '../../stream/server.ts';
 import type { Role } from './role.ts';
 

@@ -4,15 +4,7 @@
  * one it runs on; test/contract/log.contract.ts holds both to the same behaviour.
  */
 
-export interface TopicSpec {
-  name: string;
-  partitions: number;
-  cleanupPolicy: 'delete' | 'compact';
-  /** Records older than this may be deleted (delete policy); -1 keeps them forever. */
-  retentionMs: number;
-  /** A partition larger than this may lose its oldest segments (delete policy); -1: no limit. */
-  retentionBytes: number;
-}
+import type { TopicSpec } from '../../schemas/catalogue.ts';
 
 export type Headers = Record<string, string>;
 

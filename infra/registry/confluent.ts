@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { SchemaRegistryAPIClient, SchemaRegistryAPIClientArgs } from '@kafkajs/confluent-schema-registry/dist/api/index.js';
 import { z } from 'zod';
-import type { SchemaRegistryClient } from './port.ts';
+import type { SchemaRegistryClient } from '../../schemas/registry-port.ts';
 
 // The library's REST client is a CommonJS default export, which Node's ESM loader and vite
 // unwrap differently; require() reads it the same way everywhere.

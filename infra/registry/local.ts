@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import avro from 'avsc';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { ProcessLock } from '../fs/process-lock.ts';
-import type { SchemaRegistryClient } from './port.ts';
+import type { SchemaRegistryClient } from '../../schemas/registry-port.ts';
 
 interface Entry {
   id: number;

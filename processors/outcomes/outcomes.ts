@@ -15,8 +15,8 @@ import type { Processor } from '../runtime/processor.ts';
 /**
  * The outcomes stage: the forward outcomes of every snapshot and call, per token. A token's
  * outcomes depend on its own subjects, ticks and status only, so the stage is keyed by token
- * and runs one task per partition; the engine keeps resolving them itself (author metrics and
- * analogs need them) but no longer writes them, which was half its output.
+ * and runs one task per partition; the engine keeps resolving calls itself (author metrics
+ * need them) but no longer writes outcomes, which was half its output.
  *
  * Its subjects come from the engine, so a task reads them only as far as the engine has
  * finished (`upstreams`): it never handles a tick after a subject of an earlier time the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { presentSignal } from '../../presenters/signal.ts';
 import { toWire } from '../../presenters/wire.ts';
-import { snakeKeys } from '../../projections/runtime/projection.ts';
+import { snakeKeys } from '../../infra/store/snake-keys.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import {

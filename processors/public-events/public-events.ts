@@ -3,8 +3,8 @@ import { presentNarrative } from '../../presenters/narrative.ts';
 import { DATASET, iso } from '../../presenters/resource.ts';
 import { presentActiveSignal, presentSignal } from '../../presenters/signal.ts';
 import { toWire } from '../../presenters/wire.ts';
-import type { TokenRow } from '../../projections/tables.ts';
-import { snakeKeys } from '../../projections/runtime/projection.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
+import { snakeKeys } from '../../infra/store/snake-keys.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type {
   ConvergenceEvent,

@@ -2,7 +2,7 @@ import { partitionForKey } from '../../infra/log/partitioner.ts';
 import { byDialect, column, columns, int64, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { MAX_SNAPSHOT_GAP_MS, SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
-import { tokens } from '../tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 import { snapshotHistory } from '../tables/quant.ts';
 import type { ReadStore } from './cursor.ts';
 
@@ -61,7 +61,7 @@ export async function latestHistoryAsOf(store: ReadStore, names: readonly string
 
 /**
  * The time live listings (tokens, scan) are read as of: a time up to which the history holds
- * every snapshot, so reading as of it later gives the same answer. The engine writes
+ * every snapshot, so reading as of it later gives the same answer. The scores stage writes
  * quant.snapshots in event-time order within each partition, and the projection stores each
  * partition in offset order; so once a snapshot of time M is stored from a partition, every
  * snapshot of that partition before M is too (those of M itself may still be on their way:

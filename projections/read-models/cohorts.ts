@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { byDialect, column, columns, int64, list, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
 import { COHORT_KINDS, CohortMemberSchema, type CohortKind, type CohortMember } from '../../schemas/records/quant-social.ts';
+import type { ConvergenceEventView } from '../../presenters/cohort.ts';
 import { mentions, type ProjectionTables } from '../tables.ts';
 import { cohortEvents, cohorts, cohortVersions, type CohortEventRow, type CohortRow } from '../tables/social.ts';
 
@@ -29,18 +30,6 @@ export interface CohortSummary {
   version: number;
   ts: number;
   members: CohortMember[];
-}
-
-export interface ConvergenceEventView {
-  eventId: string;
-  tokenId: string;
-  ts: number;
-  cohortVersion: number;
-  memberCount: number;
-  cohortSize: number;
-  windowMinutes: number;
-  members: string[];
-  score: number;
 }
 
 export interface CohortDetail extends CohortSummary {

@@ -4,6 +4,7 @@ import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { byDialect, column, columns, int64, sql, table, type Sql, type SqlFragment } from '../../infra/store/sql-literal.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { NarrativeContributorSchema, NarrativeTokenCountSchema } from '../../schemas/records/quant-social.ts';
+import type { NarrativeSummary } from '../../presenters/narrative.ts';
 import type { ProjectionTables } from '../tables.ts';
 import { narrativeBuckets as def, type NarrativeBucketRow } from '../tables/social.ts';
 
@@ -37,22 +38,6 @@ const GROWTH_BASELINE_BUCKETS = 4;
 const TopTokens = z.array(NarrativeTokenCountSchema);
 const TopContributors = z.array(NarrativeContributorSchema);
 const AuthorIds = z.array(z.string());
-
-export interface NarrativeSummary {
-  narrative: string;
-  /** Start of the latest hourly bucket the values come from. */
-  bucketStart: number;
-  attentionShare: number | null;
-  attentionShare24h: number | null;
-  attentionShareChange24h: number | null;
-  theses: number;
-  mentions: number;
-  uniqueAuthors: number;
-  newAuthors: number;
-  authorGrowth: number | null;
-  topTokens: z.infer<typeof TopTokens>;
-  topContributors: z.infer<typeof TopContributors>;
-}
 
 export interface RotationEntry {
   narrative: string;

@@ -2,7 +2,7 @@ import { column, columns, float64, int64, list, sql, table, type Sql } from '../
 import { assertInt64 } from '../../infra/store/table.ts';
 import { SCORE_NAMES, type Chain, type ScoreName } from '../../schemas/records/primitives.ts';
 import type { Signal } from '../../schemas/records/quant-signals.ts';
-import { tokens } from '../tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 import { signals } from '../tables/quant.ts';
 import { allOf, checkLimit, decodeCursor, encodeCursor, filtersHash, known, ReadModelError, type Page, type ReadStore } from './cursor.ts';
 

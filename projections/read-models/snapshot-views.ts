@@ -1,5 +1,5 @@
 import { columns, sql, table } from '../../infra/store/sql-literal.ts';
-import { tokens } from '../tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 import { latestSnapshots, RULE_FIELDS, snapshotHistory, type RuleField } from '../tables/quant.ts';
 import { latestHistoryAsOf, settledSnapshotTime } from './as-of.ts';
 import type { KeysetPosition, ReadStore, SortDir } from './cursor.ts';

@@ -1,6 +1,6 @@
 import { column, columns, list, sql, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { parseTokenRef } from '../../schemas/token-ref.ts';
-import { tokens, type TokenRow } from '../tables.ts';
+import { tokens, type TokenRow } from '../../presenters/tokens-table.ts';
 import { latestSnapshots } from '../tables/quant.ts';
 import type { ReadStore } from './cursor.ts';
 

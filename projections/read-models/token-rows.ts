@@ -1,5 +1,5 @@
 import { column, columns, list, sql, table } from '../../infra/store/sql-literal.ts';
-import { tokens, type TokenRow } from '../tables.ts';
+import { tokens, type TokenRow } from '../../presenters/tokens-table.ts';
 import type { ReadStore } from './cursor.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeHistory } from '../history/store.ts';
 import { embeddedStore, HOUR, MIN, series, T0, tokenRow, type GivenSnapshot } from '../history/testing/given.ts';
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { leakageChecks } from './leakage.ts';
 import { runBacktest, summariseEvents, type BacktestResult } from './run.ts';
 import { normaliseBacktestSpec, type BacktestSpecInput } from './spec.ts';

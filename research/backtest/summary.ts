@@ -1,5 +1,5 @@
-import { wilsonInterval } from '../stats/binomial.ts';
-import { histogram, mean, quantileOfSorted, trimmedMean, type HistogramBin } from '../stats/describe.ts';
+import { wilsonInterval } from '../../processors/stats/binomial.ts';
+import { histogram, mean, quantileOfSorted, trimmedMean, type HistogramBin } from '../../processors/stats/describe.ts';
 
 /** Summary statistics of a set of outcomes, in the result's wire form (snake_case, fractions). */
 

@@ -2,7 +2,7 @@ import { DEAD_STATUSES } from '../../processors/quant-engine/outcomes/outcomes.t
 import { byDialect, column, float64, int64, list, quoteIdentifier, sql, SqlFragment, table, type Sql } from '../../infra/store/sql-literal.ts';
 import { allOf, known, type ReadStore } from '../../projections/read-models/cursor.ts';
 import { snapshotHistory } from '../../projections/tables/quant.ts';
-import { tokens } from '../../projections/tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 import type {
   BaselineQuery,
   CandidatePage,

@@ -1,6 +1,6 @@
 import type { EventLog } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
-import { readControlEvents } from '../../cli/control-events.ts';
+import { readControlEvents } from '../../projections/control-events.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { EventStudyRecordSchema } from '../../schemas/records.ts';

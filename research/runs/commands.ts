@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendEvent } from '../../cli/control-events.ts';
+import { appendEvent } from '../../projections/control-events.ts';
 import type { AppendResult, EventLog } from '../../infra/log/port.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';

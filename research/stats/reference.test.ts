@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { outcomeOf } from '../backtest/outcome.ts';
 import { storeHistory } from '../history/store.ts';
 import { embeddedStore, T0 } from '../history/testing/given.ts';
-import { wilsonInterval } from './binomial.ts';
-import { histogram, mean, median, quantile, sampleStdev, trimmedMean } from './describe.ts';
+import { wilsonInterval } from '../../processors/stats/binomial.ts';
+import { histogram, mean, median, quantile, sampleStdev, trimmedMean } from '../../processors/stats/describe.ts';
 
 /** Expected values computed independently (numpy, scipy); how is told in the fixture's note. */
 interface Reference {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionForKey } from '../../infra/log/partitioner.ts';
-import type { Batch, EventLog, LogConsumer, LogRecord, TopicSpec } from '../../infra/log/port.ts';
+import type { Batch, EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
+import type { TopicSpec } from '../../schemas/catalogue.ts';
 import { waitFor } from '../../infra/wait.ts';
 
 export interface LogUnderTest {

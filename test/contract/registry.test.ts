@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
 import { LocalSchemaRegistry } from '../../infra/registry/local.ts';
-import type { SchemaRegistryClient } from '../../infra/registry/port.ts';
+import type { SchemaRegistryClient } from '../../schemas/registry-port.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';

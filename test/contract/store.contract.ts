@@ -9,14 +9,8 @@ import { StoreError } from '../../infra/store/errors.ts';
 import type { AnalyticalStore, QueryOptions, Row } from '../../infra/store/port.ts';
 import { byDialect, column, columns, float64, list, sql, table, type Dialect, type Sql } from '../../infra/store/sql-literal.ts';
 import { defineTable, defineTables, type RowOf, type TableRegistry } from '../../infra/store/table.ts';
-import {
-  PROJECTION_TABLES,
-  snapshots,
-  tokens,
-  type ProjectionTables,
-  type SnapshotRow,
-  type TokenRow,
-} from '../../projections/tables.ts';
+import { PROJECTION_TABLES, snapshots, type ProjectionTables, type SnapshotRow } from '../../projections/tables.ts';
+import { tokens, type TokenRow } from '../../presenters/tokens-table.ts';
 import { outcomes, type OutcomeRow } from '../../projections/tables/social.ts';
 import { migrationsDir as shippedMigrations } from '../../projections/migrations/index.ts';
 import { waitFor } from '../../infra/wait.ts';

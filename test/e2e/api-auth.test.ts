@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../../api/app.ts';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { keysCommand } from '../../cli/commands/keys.ts';
 import { teamsCommand } from '../../cli/commands/teams.ts';
 import { cohortsCommand } from '../../cli/commands/cohorts.ts';

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { replayCommand } from '../../cli/commands/replay.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
@@ -15,7 +15,8 @@ import { latestSnapshotRow, latestSnapshotsProjection } from '../../projections/
 import { mentionsProjection } from '../../projections/mentions.ts';
 import { replayProjections } from '../../projections/runtime/replay.ts';
 import { startLiveProjections, startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
-import { mentions, PROJECTION_TABLES, tokens, type MentionRow, type ProjectionTables } from '../../projections/tables.ts';
+import { mentions, PROJECTION_TABLES, type MentionRow, type ProjectionTables } from '../../projections/tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 import { latestSnapshots } from '../../projections/tables/quant.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';

@@ -9,7 +9,7 @@ import { toWire } from '../../presenters/wire.ts';
 import { publicEvents } from '../../processors/public-events/public-events.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
-import { snakeKeys } from '../../projections/runtime/projection.ts';
+import { snakeKeys } from '../../infra/store/snake-keys.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { DeadLetter, PublicEvent, Signal, TokenMeta } from '../../schemas/records.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../cli/command.ts';
+import { UsageError } from '../../projections/usage-error.ts';
 import { backtestCommand } from '../../cli/commands/backtest.ts';
 import { exportCommand } from '../../cli/commands/export.ts';
 import { keysCommand } from '../../cli/commands/keys.ts';

@@ -15,7 +15,7 @@ import { TOPICS } from '../../schemas/catalogue.ts';
 import type { PublicEvent } from '../../schemas/records.ts';
 import { connectStream, StreamClientError, type StreamEventFrame, type StreamNotice } from '../../stream/client/stream-client.ts';
 import { encodeCursor } from '../../stream/cursor.ts';
-import { StreamDirectory } from '../../stream/presence.ts';
+import { StreamDirectory } from '../../api/stream-presence.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
 import { sink } from '../helpers/sink.ts';

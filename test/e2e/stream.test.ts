@@ -16,7 +16,7 @@ import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent } from '../../schemas/records.ts';
 import { RESUME_WINDOW_MS } from '../../stream/catch-up.ts';
 import { decodeCursor, encodeCursor } from '../../stream/cursor.ts';
-import { StreamDirectory } from '../../stream/presence.ts';
+import { StreamDirectory } from '../../api/stream-presence.ts';
 import { startStreamServer, type StreamServer } from '../../stream/server.ts';
 import { runCommand } from '../helpers/cli.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayCommand } from '../../cli/commands/replay.ts';
-import { appendEvent } from '../../cli/control-events.ts';
+import { appendEvent } from '../../projections/control-events.ts';
 import { loadConfig } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, type Api } from '../../api/app.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
-import { appendEvent } from '../../cli/control-events.ts';
+import { appendEvent } from '../../projections/control-events.ts';
 import { keysCommand } from '../../cli/commands/keys.ts';
 import { teamsCommand } from '../../cli/commands/teams.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';

@@ -1,4 +1,4 @@
-import type { TokenRow } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { SCORE_NAMES } from '../../schemas/records/primitives.ts';
 import type { QuantActivity, QuantMarket, QuantSnapshot } from '../../schemas/records/quant-scores.ts';
 

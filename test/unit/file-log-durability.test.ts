@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { listSegments, segmentPath } from '../../infra/log/file/segments.ts';
-import type { TopicSpec } from '../../infra/log/port.ts';
+import type { TopicSpec } from '../../schemas/catalogue.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { waitFor } from '../../infra/wait.ts';
 

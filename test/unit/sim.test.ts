@@ -8,7 +8,7 @@ import { runLive, seedHistory, type LiveClock } from '../../infra/feeds/sim/runn
 import { groundTruthFile, loadSimState } from '../../infra/feeds/sim/state-store.ts';
 import { buildWorld } from '../../infra/feeds/sim/world.ts';
 import type { OutgoingRecord } from '../../infra/log/port.ts';
-import type { SchemaRegistryClient } from '../../infra/registry/port.ts';
+import type { SchemaRegistryClient } from '../../schemas/registry-port.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { MarketTickSchema, PostSchema, TokenMetaSchema, type Post, type TokenMeta } from '../../schemas/records.ts';

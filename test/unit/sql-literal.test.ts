@@ -15,7 +15,8 @@ import {
   type Dialect,
   type SqlValue,
 } from '../../infra/store/sql-literal.ts';
-import { snapshots, tokens } from '../../projections/tables.ts';
+import { snapshots } from '../../projections/tables.ts';
+import { tokens } from '../../presenters/tokens-table.ts';
 
 function code(fn: () => unknown): string {
   try {

@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokenDirectory } from '../../api/services/token-directory.ts';
 import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import { migrationsDir } from '../../projections/migrations/index.ts';
-import { PROJECTION_TABLES, type TokenRow } from '../../projections/tables.ts';
+import { PROJECTION_TABLES } from '../../projections/tables.ts';
+import type { TokenRow } from '../../presenters/tokens-table.ts';
 import { waitFor } from '../../infra/wait.ts';
 
 const row = (id: string, status: string, ts: number): TokenRow => ({

@@ -1,4 +1,4 @@
-import { appendEvent } from '../../cli/control-events.ts';
+import { appendEvent } from '../../projections/control-events.ts';
 import type { EventLog, LogConsumer, LogRecord } from '../../infra/log/port.ts';
 import type { Logger } from '../../infra/logging.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';

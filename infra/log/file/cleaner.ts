@@ -1,5 +1,5 @@
 import { open, rename, stat, unlink } from 'node:fs/promises';
-import type { TopicSpec } from '../port.ts';
+import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { encodeRecords, scanRecords, type StoredRecord } from './record-format.ts';
 import { listSegments, segmentPath, syncDirectory } from './segments.ts';
 

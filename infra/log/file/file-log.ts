@@ -16,8 +16,8 @@ import type {
   LogRecord,
   OutgoingRecord,
   PartitionOffset,
-  TopicSpec,
 } from '../port.ts';
+import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { cleanPartition } from './cleaner.ts';
 import { readMembers } from './group-member.ts';
 import { readGroupOffsets } from './group-offsets.ts';

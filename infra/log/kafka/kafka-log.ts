@@ -10,8 +10,8 @@ import type {
   LogRecord,
   OutgoingRecord,
   PartitionOffset,
-  TopicSpec,
 } from '../port.ts';
+import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { consumerSettings, KafkaLogConsumer, type ConsumerSettings } from './kafka-consumer.ts';
 import { isUnsupportedApi } from './kafka-errors.ts';
 import { kafkaLogCreator, kafkaLogLevel } from './kafka-logging.ts';

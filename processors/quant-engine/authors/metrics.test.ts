@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { wilsonInterval } from '../../../research/stats/binomial.ts';
-import { median, sampleStdev } from '../../../research/stats/describe.ts';
+import { wilsonInterval } from '../../stats/binomial.ts';
+import { median, sampleStdev } from '../../stats/describe.ts';
 import { computeMetrics, confidenceOf, researchScore, type CallRecord } from './metrics.ts';
 
 const HOUR = 3_600_000;

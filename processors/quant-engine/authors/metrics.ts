@@ -1,5 +1,5 @@
-import { wilsonInterval } from '../../../research/stats/binomial.ts';
-import { median, sampleStdev } from '../../../research/stats/describe.ts';
+import { wilsonInterval } from '../../stats/binomial.ts';
+import { median, sampleStdev } from '../../stats/describe.ts';
 import type { AuthorConfidence, SectorStrength } from '../../../schemas/records/quant-social.ts';
 
 /**

@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { DuckDbStore } from '../../../infra/store/duckdb-store.ts';
 import { migrationsDir } from '../../../projections/migrations/index.ts';
 import { RULE_FIELDS, type RuleField, type SnapshotHistoryRow } from '../../../projections/tables/quant.ts';
-import { PROJECTION_TABLES, type TokenRow } from '../../../projections/tables.ts';
+import { PROJECTION_TABLES } from '../../../projections/tables.ts';
+import type { TokenRow } from '../../../presenters/tokens-table.ts';
 
 /**
  * Hand-made histories for research tests: snapshot_history rows from a few fields, and an

@@ -3,7 +3,7 @@ import type { OutputRecord } from '../../../processors/runtime/processor.ts';
 import { deterministicId } from '../../../processors/runtime/runtime.ts';
 import { engineWithStages } from '../../../processors/test-support.ts';
 import { snapshotHistoryRow } from '../../../projections/latest-snapshots.ts';
-import type { TokenRow } from '../../../projections/tables.ts';
+import type { TokenRow } from '../../../presenters/tokens-table.ts';
 import type { SnapshotHistoryRow } from '../../../projections/tables/quant.ts';
 import { tokensProjection } from '../../../projections/tokens.ts';
 import { TOPICS } from '../../../schemas/catalogue.ts';

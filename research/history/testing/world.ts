@@ -1,5 +1,5 @@
 import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
-import type { TokenRow } from '../../../projections/tables.ts';
+import type { TokenRow } from '../../../presenters/tokens-table.ts';
 import { HOUR, MIN, T0, tokenRow, type GivenSnapshot } from './given.ts';
 
 /**

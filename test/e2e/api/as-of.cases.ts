@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { column, columns, sql, table } from '../../../infra/store/sql-literal.ts';
 import { snapshotHistoryRange } from '../../../projections/read-models/as-of.ts';
-import { tokens, type TokenRow } from '../../../projections/tables.ts';
+import { tokens, type TokenRow } from '../../../presenters/tokens-table.ts';
 import { signals, snapshotRecords, type SignalRow } from '../../../projections/tables/quant.ts';
 import { authorMetrics } from '../../../projections/tables/social.ts';
 import type { QuantSnapshot } from '../../../schemas/records/quant-scores.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../../api/http/body.ts';
 import { columns, sql, table } from '../../../infra/store/sql-literal.ts';
-import { tokens, type TokenRow } from '../../../projections/tables.ts';
+import { tokens, type TokenRow } from '../../../presenters/tokens-table.ts';
 import { latestSnapshotRow, snapshotHistoryRow, snapshotRecordRow } from '../../../projections/latest-snapshots.ts';
 import { settledSnapshotTime } from '../../../projections/read-models/as-of.ts';
 import { latestSnapshots, type LatestSnapshotRow } from '../../../projections/tables/quant.ts';

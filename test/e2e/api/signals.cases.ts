@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { column, columns, int64, list, sql, table, type Sql } from '../../../infra/store/sql-literal.ts';
 import { signalRuleDocs } from '../../../processors/quant-engine/signals/rules.ts';
-import { tokens, type TokenRow } from '../../../projections/tables.ts';
+import { tokens, type TokenRow } from '../../../presenters/tokens-table.ts';
 import { signals, type SignalRow } from '../../../projections/tables/quant.ts';
 import type { Signal } from '../../../schemas/records/quant-signals.ts';
 import type { ApiWorld } from '../../helpers/api-world.ts';

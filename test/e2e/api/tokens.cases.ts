@@ -3,7 +3,7 @@ import { SCAN_PRESET_NAMES, SCAN_PRESETS } from '../../../api/scan-presets.ts';
 import { column, columns, int64, list, sql, table, type Sql } from '../../../infra/store/sql-literal.ts';
 import { HORIZON_MS } from '../../../processors/quant-engine/contracts.ts';
 import { FEATURE_NAMES } from '../../../processors/quant-engine/features/definitions.ts';
-import { tokens, type TokenRow } from '../../../projections/tables.ts';
+import { tokens, type TokenRow } from '../../../presenters/tokens-table.ts';
 import { latestSnapshotRow } from '../../../projections/latest-snapshots.ts';
 import { settledSnapshotTime } from '../../../projections/read-models/as-of.ts';
 import {

@@ -5,6 +5,8 @@ import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
 import type { StreamPresence } from '../schemas/records.ts';
 
+// In api/, the lowest layer that uses it: the API reads the presence, cli/roles/stream.ts announces it.
+
 const TOPIC = TOPICS.streamPresence.name;
 
 /** How often a running stream instance says it is up. */

@@ -1,5 +1,7 @@
-import { timeInputMs, type CreateBacktestBody } from '../../api/schemas/research.ts';
-import type { StoredSpec } from './stored-spec.ts';
+import { timeInputMs, type CreateBacktestBody } from './schemas/research.ts';
+import type { StoredSpec } from '../research/runs/stored-spec.ts';
+
+// In api/, not research/: it maps the API's request body (api/schemas/research.ts), and research may not import api.
 
 /** A validated request body (POST /v1/quant/backtests, or `tqa backtest`'s options) with its defaults filled in. */
 export function specOf(body: CreateBacktestBody): StoredSpec {

@@ -1,5 +1,6 @@
 /**
  * Descriptive statistics of a sample, shared by author metrics, backtests and event studies.
+ * They live in processors/, the lowest layer that uses them; research imports them from here.
  * Quantiles interpolate linearly between order statistics (numpy's default 'linear' method,
  * Hyndman and Fan type 7), so figures can be checked against numpy and scipy.
  */

@@ -1,3 +1,5 @@
+// Shared by author metrics (processors) and backtests (research): in processors/, the lower of the two.
+
 /** z of a two-sided 95% normal interval. */
 export const WILSON_Z_95 = 1.959963984540054;
 

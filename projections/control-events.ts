@@ -2,7 +2,9 @@ import type { z } from 'zod';
 import type { Codec } from '../schemas/codec.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AppendResult, EventLog } from '../infra/log/port.ts';
-import { UsageError } from './command.ts';
+import { UsageError } from './usage-error.ts';
+
+// Used by api, research, webhooks and cli: here, the highest layer below research and webhooks, which may not import each other.
 
 /** The value as the schema gives it back, or a UsageError naming every problem. */
 export function parseOrUsage<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {

@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The project root, where README.md and docs/ are. */
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface FencedBlock {
+  lang: string;
+  body: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+}
+
+/** The Markdown files a reader meets: the README, the changelog and every guide in docs/. */
+export function docFiles(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  return ['README.md', 'CHANGELOG.md', ...docs.sort()];
+}
+
+export function readDoc(file: string): string {
+  return readFileSync(join(ROOT, file), 'utf8');
+}
+
+/** Every fenced code block, with its language tag. */
+export function fencedBlocks(text: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  const lines = text.split('\n');
+  let open: { fence: string; lang: string; line: number; body: string[] } | undefined;
+  lines.forEach((line, i) => {
+    const fence = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(line);
+    if (open) {
+      if (fence && fence[2].startsWith(open.fence) && line.trim() === fence[2]) {
+        blocks.push({ lang: open.lang, body: open.body.join('\n'), line: open.line });
+        open = undefined;
+      } else open.body.push(line);
+    } else if (fence) open = { fence: fence[2], lang: fence[3], line: i + 1, body: [] };
+  });
+  return blocks;
+}
+
+/** The text outside fenced blocks (prose, tables, headings), fenced lines blanked so line numbers hold. */
+export function prose(text: string): string {
+  let inFence: string | undefined;
+  return text
+    .split('\n')
+    .map((line) => {
+      const fence = /^\s*(`{3,}|~{3,})/.exec(line);
+      if (fence && (inFence === undefined || fence[1].startsWith(inFence))) {
+        inFence = inFence === undefined ? fence[1] : undefined;
+        return '';
+      }
+      return inFence === undefined ? line : '';
+    })
+    .join('\n');
+}
+
+/** What a reader sees as code: fenced blocks and `inline spans`, one string each. */
+export function codeSpans(text: string): string[] {
+  const inline = [...prose(text).matchAll(/`([^`\n]+)`/g)].map((m) => m[1]);
+  return [...fencedBlocks(text).map((b) => b.body), ...inline];
+}
+
+/** GitHub's anchors of a file's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
+export function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const match of prose(text).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = match[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return anchors;
+}
