@@ -113,6 +113,20 @@ function parameters(route: ApiRoute): Json[] {
   return out;
 }
 
+const ETAG_HEADER: Json = {
+  description: 'A weak entity tag of the answer: send it back in If-None-Match to get 304 while the answer has not changed.',
+  schema: { type: 'string' },
+};
+
+/** The If-None-Match header parameter of a conditional route. */
+const IF_NONE_MATCH: Json = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'ETags of an answer already held: 304 without a body when one of them is current.',
+  schema: { type: 'string' },
+};
+
 function operation(route: ApiRoute): Json {
   const scope = route.public ? null : scopeOf(route.method, route.path);
   const responseId = apiSchemas.get(route.response.schema)?.id;
@@ -123,10 +137,14 @@ function operation(route: ApiRoute): Json {
       headers: {
         ...COMMON_HEADERS,
         ...Object.fromEntries(Object.entries(route.response.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+        ...(route.conditional ? { ETag: ETAG_HEADER } : {}),
       },
       content: { 'application/json': { schema: responseSchema } },
     },
   };
+  if (route.conditional) {
+    responses['304'] = { description: 'Not modified: the If-None-Match header names the current ETag. No body.', headers: { ...COMMON_HEADERS, ETag: ETAG_HEADER } };
+  }
   for (const code of errorsOf(route)) {
     const status = String(ERROR_STATUS[code]);
     if (route.statusOf && code === 'UPSTREAM_UNAVAILABLE') {
@@ -152,7 +170,7 @@ function operation(route: ApiRoute): Json {
     security: scope === null ? [] : [{ bearerKey: [scope] }, { headerKey: [scope] }],
     ...(scope === null ? {} : { 'x-required-scope': scope }),
     ...(route.planFeature ? { 'x-plan-feature': route.planFeature } : {}),
-    parameters: parameters(route),
+    parameters: route.conditional ? [...parameters(route), IF_NONE_MATCH] : parameters(route),
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
       : {}),

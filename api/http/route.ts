@@ -56,6 +56,12 @@ export interface RouteSpec<
    * 503 while degraded, with its body); response.status (default 200) otherwise.
    */
   statusOf?: (result: z.input<R>) => number;
+  /**
+   * The answer carries an `ETag` (weak: members computed per request, such as a freshness age,
+   * may differ) and a request whose `If-None-Match` names it gets 304 without a body. The
+   * handler returns a WireJson with its etag.
+   */
+  conditional?: boolean;
   /** Errors this endpoint answers besides those every endpoint can (see openapi.ts). */
   errors?: readonly ErrorCode[];
   /** Returns the response body in camelCase, which the router serialises (wire.ts), or one already rendered. */

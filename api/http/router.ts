@@ -48,6 +48,13 @@ function handle(route: ApiRoute): Middleware {
     try {
       const result = await route.handler({ params: params ?? {}, query: parsedQuery ?? {}, body, ctx } as never);
       if (result instanceof WireJson) {
+        if (result.etag !== undefined) {
+          ctx.set('ETag', result.etag);
+          if (namesEntity(ctx.get('If-None-Match'), result.etag)) {
+            ctx.status = 304;
+            return;
+          }
+        }
         ctx.status = route.response.status ?? 200;
         ctx.type = 'application/json';
         ctx.body = result.body;
@@ -65,4 +72,14 @@ function handle(route: ApiRoute): Middleware {
 function readModelValidation(err: ReadModelError): ApiError {
   const path = err.code === 'INVALID_CURSOR' ? 'query.cursor' : 'request';
   return new ApiError('VALIDATION', err.message, { issues: [{ path, code: err.code.toLowerCase(), message: err.message }] });
+}
+
+/**
+ * Whether an If-None-Match header names the entity tag: `*`, or any tag of its list compared
+ * weakly (RFC 9110 13.1.2: the W/ prefix is ignored on both sides).
+ */
+export function namesEntity(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === '') return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }

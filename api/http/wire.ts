@@ -21,7 +21,14 @@ export { toWire, wireName };
  * listings of tens of kilobytes a request do not keep the collector busy.
  */
 export class WireJson {
-  constructor(readonly body: string | Buffer) {}
+  /**
+   * @param etag a weak entity tag of the body, for routes declared `conditional`: the router
+   *   sends it and answers 304 to an If-None-Match that names it.
+   */
+  constructor(
+    readonly body: string | Buffer,
+    readonly etag?: string,
+  ) {}
 
   get text(): string {
     return typeof this.body === 'string' ? this.body : this.body.toString('utf8');
@@ -36,7 +43,7 @@ export function renderWire(value: object): string {
  * `rendered` (a JSON object's text) with `members` added last, in wire form; a WireJson member
  * goes in as it is, and makes the result bytes if it is bytes.
  */
-export function withMembers(rendered: string, members: Record<string, unknown>): WireJson {
+export function withMembers(rendered: string, members: Record<string, unknown>, etag?: string): WireJson {
   const bytes: Buffer[] = [];
   let text = rendered.slice(0, -1);
   let first = text.length === 1;
@@ -51,7 +58,7 @@ export function withMembers(rendered: string, members: Record<string, unknown>):
     }
   }
   text += '}';
-  return new WireJson(bytes.length === 0 ? text : Buffer.concat([...bytes, Buffer.from(text)]));
+  return new WireJson(bytes.length === 0 ? text : Buffer.concat([...bytes, Buffer.from(text)]), etag);
 }
 
 type JsonSchema = Record<string, unknown>;

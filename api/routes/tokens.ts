@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { ANALOG_K_DEFAULT, ANALOG_MODEL_VERSION } from '../../processors/quant-engine/analogs/analogs.ts';
 import type { AnalogSummary } from '../../processors/quant-engine/contracts.ts';
@@ -112,7 +113,7 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
    * Each snapshot's body rendered once, for as long as the snapshot cache holds the same
    * objects: rendering it (renaming and stringifying about 4 KB) was most of a request's work.
    */
-  const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string }>();
+  const rendered = new WeakMap<QuantSnapshot, { token: TokenRow; summary: AnalogSummary; json: string; digest: string }>();
   const listings = new ReadCache<WireJson>({ now });
   const views = new SnapshotViews({ store, now });
   const scoreRows = new RenderedRows({ present: presentTokenScore, tokenIdOf: (row: RuleFieldRow) => row.tokenId, directory });
@@ -158,19 +159,20 @@ export function tokenRoutes({ store, logger, now, tokens: directory }: RouteDeps
     query: TokenSnapshotQuerySchema,
     response: { schema: TokenSnapshotSchema, description: 'The latest snapshot, or the one in effect at `as_of`.' },
     errors: ['NOT_FOUND'],
+    conditional: true,
     handler: async ({ params, query }) => {
       const asOf = await pointInTime.check(query.as_of, 'query.as_of');
       const { token, snapshot } = await tokenWithSnapshot(params.token, asOf);
       const summary = await analogIndex.summary(snapshot, ANALOG_K_DEFAULT);
       let cached = rendered.get(snapshot);
       if (cached?.token !== token || cached.summary !== summary) {
-        cached = { token, summary, json: renderWire(presentSnapshot(token, snapshot, summary)) };
+        const json = renderWire(presentSnapshot(token, snapshot, summary));
+        cached = { token, summary, json, digest: createHash('sha256').update(json).digest('base64url').slice(0, 22) };
         rendered.set(snapshot, cached);
       }
-      return withMembers(cached.json, {
-        freshness: presentFreshness(snapshot.freshness, asOf ?? now()),
-        asOf: iso(asOf ?? snapshot.ts),
-      });
+      // Weak: the same rendered snapshot at the same as_of, whatever age freshness.age_ms counts.
+      const asOfMs = asOf ?? snapshot.ts;
+      return withMembers(cached.json, { freshness: presentFreshness(snapshot.freshness, asOf ?? now()), asOf: iso(asOfMs) }, `W/"${cached.digest}.${asOfMs.toString(36)}"`);
     },
   });
 

@@ -184,6 +184,28 @@ export function tokenCases(world: () => ApiWorld): void {
       expect(body.freshness.stale).toBe(body.freshness.stale_reasons.length > 0);
     });
 
+    it('answers 304 to If-None-Match with its ETag, which names the snapshot and the as_of asked', async () => {
+      const { token, snapshot } = await uniqueToken();
+      const path = `/v1/quant/token/${token.token_id}`;
+      const first = await world().request('GET', path);
+      const etag = first.headers.get('etag')!;
+      expect(etag).toMatch(/^W\/"[\w-]+\.[0-9a-z]+"$/);
+
+      const notModified = await world().request('GET', path, { headers: { 'If-None-Match': `"other", ${etag}` } });
+      expect(notModified.status).toBe(304);
+      expect(notModified.body).toBeUndefined();
+      expect(notModified.headers.get('etag')).toBe(etag);
+      expect((await world().request('GET', path, { headers: { 'If-None-Match': '*' } })).status).toBe(304);
+
+      const other = await world().request('GET', path, { headers: { 'If-None-Match': 'W/"other"' } });
+      expect(other.status).toBe(200);
+      expect(other.headers.get('etag')).toBe(etag);
+      // The same snapshot asked as of a later time is another answer (its as_of differs), so another tag.
+      const asOf = await world().request('GET', `${path}?as_of=${Math.floor(snapshot.ts / 1000) + 1}`, { headers: { 'If-None-Match': etag } });
+      expect(asOf.status).toBe(200);
+      expect(asOf.headers.get('etag')).not.toBe(etag);
+    });
+
     it('resolves a shared symbol to its most active token', async () => {
       const all = await tokenRows();
       const latest = new Map((await latestRows()).map((r) => [r.token_id, r.mentions_24h]));
