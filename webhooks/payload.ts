@@ -27,12 +27,13 @@ export function newDeliveryId(): string {
   return `whd_${randomBytes(12).toString('hex')}`;
 }
 
-export function deliveryHeaders(type: string, deliveryId: string, secret: string, unixSeconds: number, body: string): Record<string, string> {
+/** The headers of a delivery, signed with every secret valid now (the new and the old one while a rotation overlaps). */
+export function deliveryHeaders(type: string, deliveryId: string, secrets: readonly string[], unixSeconds: number, body: string): Record<string, string> {
   return {
     'content-type': 'application/json; charset=utf-8',
     'user-agent': 'tqa-webhooks/1',
     'service-event': type,
     'service-delivery': deliveryId,
-    'service-signature': signatureHeader([secret], unixSeconds, body),
+    'service-signature': signatureHeader(secrets, unixSeconds, body),
   };
 }

@@ -2,8 +2,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Webhook signatures (spec 6.3): `Service-Signature: t=<unix>,v1=<hex>`, v1 being
- * HMAC-SHA256 with the signing secret over `<t>.<raw body>`. While a secret is rotated the
- * header carries one v1 per valid secret. `verifyWebhook` is the reference verifier that
+ * HMAC-SHA256 with the signing secret over `<t>.<raw body>`. For a while after a rotation
+ * (ROTATION_OVERLAP_MS) the header carries one v1 per valid secret. `verifyWebhook` is the reference verifier that
  * receivers can copy or import (package export `token-quant-analytics/verify-webhook`).
  */
 

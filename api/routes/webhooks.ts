@@ -208,7 +208,10 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
     operationId: 'rotateWebhookSecret',
     tag: 'Webhooks',
     summary: 'Rotate the signing secret',
-    description: 'Replaces the signing secret and returns the new one, once. Deliveries signed after the rotation is applied use the new secret.',
+    description:
+      'Replaces the signing secret and returns the new one, once. For 24 hours after the rotation every delivery carries a `v1` signature ' +
+      'with each of the two secrets (the old one keeps verifying while receivers deploy the new one); after that, the new one only. ' +
+      '`webhook.test` is signed with the current secret only.',
     params: WebhookIdParamsSchema,
     errors: ['NOT_FOUND'],
     response: { schema: WebhookWithSecretSchema, description: 'The webhook, with its new signing secret.' },
@@ -247,7 +250,7 @@ export function webhookRoutes({ store, log, now, webhooks: deps }: RouteDeps): R
         dataset: row.dataset,
         data: JSON.stringify({ webhook_id: row.webhook_id, message: 'A test event sent by POST /v1/webhooks/{id}/test.' }),
       });
-      const headers = deliveryHeaders('webhook.test', deliveryId, secrets.open(row.sealed_secret, row.webhook_id), Math.floor(at / 1000), body);
+      const headers = deliveryHeaders('webhook.test', deliveryId, [secrets.open(row.sealed_secret, row.webhook_id)], Math.floor(at / 1000), body);
       const result = await postSigned(row.url, body, headers, { policy, resolve, ca });
       const record: WebhookDelivery = {
         deliveryId,

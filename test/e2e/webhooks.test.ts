@@ -23,7 +23,7 @@ import { webhookDeliveriesProjection, webhooksProjection } from '../../projectio
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import type { PublicEvent } from '../../schemas/records.ts';
-import { Dispatcher } from '../../webhooks/delivery/dispatcher.ts';
+import { Dispatcher, ROTATION_OVERLAP_MS } from '../../webhooks/delivery/dispatcher.ts';
 import { RETRY_DELAYS_MS } from '../../webhooks/delivery/schedule.ts';
 import { SecretBox } from '../../webhooks/secret-box.ts';
 import { postSigned } from '../../webhooks/sender.ts';
@@ -350,16 +350,28 @@ describe('webhook delivery', () => {
     await request('DELETE', `/v1/webhooks/${hook.id}`);
   });
 
-  it('rotates the secret: later deliveries verify with the new one only', async () => {
+  it('rotates the secret: deliveries verify with either secret for 24 hours, then with the new one only', async () => {
     const hook = await register('/rotating');
     const rotated = await request('POST', `/v1/webhooks/${hook.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(hook.secret);
-    await publish();
-    const got = await waitFor(() => receiver.to('/rotating')[0], 'the delivery');
-    const header = got.headers['service-signature'] as string;
-    expect(verifyWebhook({ payload: got.body, header, secret: rotated.body.secret, now: Math.floor(now / 1000) })).toBeDefined();
-    expect(() => verifyWebhook({ payload: got.body, header, secret: hook.secret, now: Math.floor(now / 1000) })).toThrow();
+    const verifies = (got: { body: string; headers: Record<string, unknown> }, secret: string) => {
+      const header = got.headers['service-signature'] as string;
+      try {
+        return verifyWebhook({ payload: got.body, header, secret, now: Math.floor(now / 1000) }) !== undefined;
+      } catch {
+        return false;
+      }
+    };
+
+    await publish('signal.created', 'tk_r1');
+    const during = await waitFor(() => receiver.to('/rotating')[0], 'the delivery during the overlap');
+    expect([verifies(during, rotated.body.secret), verifies(during, hook.secret)]).toEqual([true, true]);
+
+    now += ROTATION_OVERLAP_MS;
+    await publish('signal.created', 'tk_r2');
+    const after = await waitFor(() => receiver.to('/rotating')[1], 'the delivery after the overlap');
+    expect([verifies(after, rotated.body.secret), verifies(after, hook.secret)]).toEqual([true, false]);
     await request('DELETE', `/v1/webhooks/${hook.id}`);
   });
 

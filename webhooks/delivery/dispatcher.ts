@@ -44,8 +44,16 @@ export interface DispatcherOptions {
 
 export const GROUP_ID = 'webhooks';
 
+/**
+ * How long a rotated-out signing secret still signs deliveries, beside the new one: a receiver
+ * deploys the new secret meanwhile and never refuses a genuine delivery (as Stripe rolls them).
+ */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
 interface Hook {
   current: WebhookEvent;
+  /** The secret a rotation replaced, valid until `until` (event time of the rotation + ROTATION_OVERLAP_MS). */
+  previous: { sealedSecret: string; until: number } | null;
   /** Failed attempts (tests excluded) since the last delivered one or the last (re-)enable. */
   streak: number;
   disabling: boolean;
@@ -243,7 +251,9 @@ export class Dispatcher {
     const w = hook.current;
     const deliveryId = newDeliveryId();
     const body = eventBody(job.event);
-    const headers = deliveryHeaders(job.event.type, deliveryId, secrets.open(w.sealedSecret, w.webhookId), Math.floor(this.now() / 1000), body);
+    const now = this.now();
+    const valid = [w.sealedSecret, ...(hook.previous !== null && now < hook.previous.until ? [hook.previous.sealedSecret] : [])];
+    const headers = deliveryHeaders(job.event.type, deliveryId, valid.map((sealed) => secrets.open(sealed, w.webhookId)), Math.floor(now / 1000), body);
     const result = await postSigned(w.url, body, headers, { policy, resolve, ca });
     const ts = this.now();
     const record: WebhookDelivery = {
@@ -316,9 +326,10 @@ export class Dispatcher {
       return;
     }
     if (w.action === 'resend' && (hook === undefined || w.version > hook.current.version)) this.resends.push(w);
-    if (hook === undefined) this.hooks.set(w.webhookId, { current: w, streak: 0, disabling: false });
+    if (hook === undefined) this.hooks.set(w.webhookId, { current: w, previous: null, streak: 0, disabling: false });
     else if (w.version > hook.current.version) {
       if (w.enabledAt !== hook.current.enabledAt) hook.streak = 0;
+      if (w.action === 'rotate_secret') hook.previous = { sealedSecret: hook.current.sealedSecret, until: w.ts + ROTATION_OVERLAP_MS };
       hook.current = w;
       hook.disabling = false;
     }
