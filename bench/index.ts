@@ -3,8 +3,7 @@
 // and reports its headline rows (bench/results.ts): the run ends with them as one table, merged
 // into bench/results.json (each benchmark's rows replace those of its last run), from which
 // docs/benchmarks.md's table is generated.
-import { readFile, writeFile } from 'node:fs/promises';
-import { replaceBlock } from '../infra/fs/generated-block.ts';
+import { rewriteBlock } from '../infra/fs/generated-block.ts';
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
@@ -61,9 +60,7 @@ process.stdout.write(`\n== results\n${formatTable(fresh)}`);
 const resultsFile = new URL('./results.json', import.meta.url);
 const rows = mergeRows(await readStoredRows(resultsFile), fresh, Object.keys(BENCHES));
 await writeStoredRows(resultsFile, rows);
-const page = new URL('../docs/benchmarks.md', import.meta.url);
-await writeFile(page, replaceBlock(await readFile(page, 'utf8'), 'bench-results', renderResultsMarkdown(rows)));
-const readme = new URL('../README.md', import.meta.url);
-await writeFile(readme, replaceBlock(await readFile(readme, 'utf8'), 'start-figures', renderStartFigures(rows)));
+await rewriteBlock(new URL('../docs/benchmarks.md', import.meta.url), 'bench-results', renderResultsMarkdown(rows));
+await rewriteBlock(new URL('../README.md', import.meta.url), 'start-figures', renderStartFigures(rows));
 process.stdout.write('merged into bench/results.json, docs/benchmarks.md and the README\n');
 process.exit(failed ? 1 : 0);

@@ -81,16 +81,8 @@ export function resultRows(): readonly ResultRow[] {
 
 /** The rows aligned in columns: figure, value, baseline (its value), ratio, target, met; notes after. */
 export function formatTable(table: readonly ResultRow[]): string {
-  const cells = table.map((r) => [
-    r.figure,
-    r.value === null ? 'not measured' : `${number(r.value)} ${r.unit}`,
-    r.baseline === null ? '—' : `${r.baseline} (${number(r.baselineValue!)} ${r.unit})`,
-    r.ratio === null ? '—' : number(r.ratio),
-    r.target ?? '—',
-    r.met === null ? '—' : r.met ? 'met' : 'NOT MET',
-    r.note ?? '',
-  ]);
-  const header = ['figure', 'value', 'baseline', 'ratio', 'target', 'met', 'note'];
+  const cells = table.map((r) => rowCells(r, 'NOT MET'));
+  const header = TABLE_HEADER;
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) =>
     c
@@ -98,6 +90,21 @@ export function formatTable(table: readonly ResultRow[]): string {
       .join('  ')
       .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n') + '\n';
+}
+
+const TABLE_HEADER = ['figure', 'value', 'baseline', 'ratio', 'target', 'met', 'note'];
+
+/** A row's cells as both tables show them, in TABLE_HEADER's order; `notMet` is how a missed target reads. */
+function rowCells(r: ResultRow, notMet: string): string[] {
+  return [
+    r.figure,
+    r.value === null ? 'not measured' : `${number(r.value)} ${r.unit}`,
+    r.baseline === null ? '—' : `${r.baseline} (${number(r.baselineValue!)} ${r.unit})`,
+    r.ratio === null ? '—' : number(r.ratio),
+    r.target ?? '—',
+    r.met === null ? '—' : r.met ? 'met' : notMet,
+    r.note ?? '',
+  ];
 }
 
 /** A row as bench/results.json keeps it: which benchmark measured it, when and on what. */
@@ -144,12 +151,8 @@ export function renderResultsMarkdown(rows: readonly StoredRow[]): string {
   for (const bench of [...new Set(rows.map((r) => r.bench))]) {
     const own = rows.filter((r) => r.bench === bench);
     out.push(`### ${bench}`, '', `Measured ${own[0].measuredAt} on ${own[0].machine} (\`npm run bench -- ${bench}\`).`, '');
-    out.push('| figure | value | baseline | ratio | target | met | note |', '|---|---:|---|---:|---|---|---|');
-    for (const r of own) {
-      out.push(
-        `| ${cell(r.figure)} | ${r.value === null ? 'not measured' : `${number(r.value)} ${r.unit}`} | ${r.baseline === null ? '—' : cell(`${r.baseline} (${number(r.baselineValue!)} ${r.unit})`)} | ${r.ratio === null ? '—' : number(r.ratio)} | ${r.target ?? '—'} | ${r.met === null ? '—' : r.met ? 'met' : '**not met**'} | ${cell(r.note ?? '')} |`,
-      );
-    }
+    out.push(`| ${TABLE_HEADER.join(' | ')} |`, '|---|---:|---|---:|---|---|---|');
+    for (const r of own) out.push(`| ${rowCells(r, '**not met**').map(cell).join(' | ')} |`);
     out.push('');
   }
   return out.join('\n');

@@ -8,13 +8,18 @@ import { GROUP_ID as WEBHOOKS_GROUP } from '../webhooks/delivery/dispatcher.ts';
  * The service's topology as Kafka Streams' `Topology#describe()` prints one: every node that
  * reads or writes the log, with its consumer group, its tasks, the topics it reads and writes
  * and their keys. Built from the processors' and projections' own declarations, so the picture
- * in the README and docs/architecture.md (`tqa topology --write`) cannot drift from the code.
+ * in the README and docs/architecture.md (`tqa topology --update-docs`) cannot drift from the code.
  */
+/** How a node runs: it only writes; one task; a task per partition; or each instance tails the log without a group. */
+type Tasks = 'writers' | 'single' | 'partition' | 'tail';
+
 export interface TopologyNode {
   name: string;
   /** The consumer group; null for a writer only, or a reader that tails without a group. */
   group: string | null;
-  tasks: string;
+  tasks: Tasks;
+  /** What the full description adds after its tasks, with its own leading separator. */
+  note?: string;
   /** Nodes whose outputs this one reads only as far as their committed progress (a watermark join). */
   waitsFor: readonly string[];
   inputs: readonly string[];
@@ -33,7 +38,7 @@ const ROLES: readonly TopologyNode[] = [
   {
     name: 'webhooks role',
     group: WEBHOOKS_GROUP,
-    tasks: 'one task',
+    tasks: 'single',
     waitsFor: [],
     inputs: [TOPICS.publicEvents.name, TOPICS.webhooks.name],
     outputs: [TOPICS.webhookDeliveries.name],
@@ -41,7 +46,8 @@ const ROLES: readonly TopologyNode[] = [
   {
     name: 'research role',
     group: RESEARCH_GROUP,
-    tasks: 'one task; reads history from the store',
+    tasks: 'single',
+    note: '; reads history from the store',
     waitsFor: [],
     inputs: [TOPICS.backtests.name],
     outputs: [TOPICS.backtestRuns.name, TOPICS.eventStudies.name],
@@ -49,7 +55,7 @@ const ROLES: readonly TopologyNode[] = [
   {
     name: 'stream role',
     group: null,
-    tasks: 'each instance tails from the end',
+    tasks: 'tail',
     waitsFor: [],
     inputs: [TOPICS.publicEvents.name],
     outputs: [TOPICS.streamPresence.name],
@@ -60,13 +66,22 @@ export function topologyNodes(): TopologyNode[] {
   const processors = PROCESSORS.map<TopologyNode>((p) => ({
     name: p.name,
     group: p.name,
-    tasks: p.parallelism === 'single' ? 'one task over every partition, merged in event time' : 'a task per partition',
+    tasks: p.parallelism,
+    note: p.parallelism === 'single' ? ' over every partition, merged in event time' : undefined,
     waitsFor: (p.upstreams ?? []).map((u) => u.name),
     inputs: p.inputs,
     outputs: [...p.outputs, TOPICS.deadLetters.name],
   }));
   return [...WRITERS, ...processors, ...ROLES];
 }
+
+/** How each form of the topology names a node's tasks. */
+const TASK_TEXT: Record<Tasks, { full: string; brief: string }> = {
+  writers: { full: 'writers', brief: '' },
+  single: { full: 'one task', brief: ' (one task)' },
+  partition: { full: 'a task per partition', brief: ' (task per partition)' },
+  tail: { full: 'each instance tails from the end', brief: ' (no group, tails the end)' },
+};
 
 const TOPIC_BY_NAME = new Map(CATALOGUE.map((t) => [t.name, t]));
 
@@ -82,7 +97,7 @@ export function describeTopology(): string {
   const lines: string[] = ['Topologies (×N: partitions; [key]):'];
   for (const node of topologyNodes()) {
     const group = node.group === null ? '' : ` · group ${node.group}`;
-    lines.push(`  ${node.name}${group} · ${node.tasks}`);
+    lines.push(`  ${node.name}${group} · ${TASK_TEXT[node.tasks].full}${node.note ?? ''}`);
     if (node.waitsFor.length > 0) lines.push(`    waits for: ${node.waitsFor.join(', ')} (reads their outputs only up to their committed progress)`);
     for (const input of node.inputs) lines.push(`    <-- ${topicLine(input)}`);
     for (const output of node.outputs) lines.push(`    --> ${topicLine(output)}`);
@@ -124,7 +139,7 @@ export function summarizeTopology(width = 100): string {
   const keyed = (name: string) => `${name}[${shortKey(TOPIC_BY_NAME.get(name)!.key)}]`;
   const lines: string[] = [];
   for (const node of topologyNodes()) {
-    const tasks = node.tasks === 'writers' ? '' : node.group === null ? ' (no group, tails the end)' : node.tasks.startsWith('a task per partition') ? ' (task per partition)' : ' (one task)';
+    const tasks = TASK_TEXT[node.tasks].brief;
     const waits = node.waitsFor.length > 0 ? `, after ${node.waitsFor.join(' + ')}` : '';
     lines.push(`${node.name}${tasks}${waits}`);
     if (node.inputs.length > 0) lines.push(...wrap('   <- ', node.inputs.map(keyed), width));

@@ -1,6 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { replaceBlock } from '../../infra/fs/generated-block.ts';
+import { rewriteBlock } from '../../infra/fs/generated-block.ts';
 import { describeTopology, summarizeTopology, topologyBlocks } from '../topology.ts';
 import type { CliCommand } from '../command.ts';
 
@@ -18,8 +17,7 @@ export const topologyCommand: CliCommand = {
     const { values } = parseArgs({ args, options: { brief: { type: 'boolean', default: false }, 'update-docs': { type: 'boolean', default: false } } });
     if (values['update-docs']) {
       for (const block of topologyBlocks()) {
-        const path = new URL(block.file, ROOT);
-        await writeFile(path, replaceBlock(await readFile(path, 'utf8'), block.name, block.content));
+        await rewriteBlock(new URL(block.file, ROOT), block.name, block.content);
         stdout.write(`updated ${block.file}\n`);
       }
       return 0;

@@ -1,14 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT } from './project-files.ts';
 
-/** The project root, where README.md and docs/ are. */
-export const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface FencedBlock {
   lang: string;
   body: string;
   /** 1-based line of the opening fence. */
   line: number;
+  /** 1-based line of the closing fence; the last line of the text for a fence never closed. */
+  end: number;
 }
 
 /** The Markdown files a reader meets: the README, the changelog and every guide in docs/. */
@@ -21,7 +22,7 @@ export function readDoc(file: string): string {
   return readFileSync(join(ROOT, file), 'utf8');
 }
 
-/** Every fenced code block, with its language tag. */
+/** Every fenced code block with its language tag; one never closed runs to the end of the text. */
 export function fencedBlocks(text: string): FencedBlock[] {
   const blocks: FencedBlock[] = [];
   const lines = text.split('\n');
@@ -30,28 +31,20 @@ export function fencedBlocks(text: string): FencedBlock[] {
     const fence = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(line);
     if (open) {
       if (fence && fence[2].startsWith(open.fence) && line.trim() === fence[2]) {
-        blocks.push({ lang: open.lang, body: open.body.join('\n'), line: open.line });
+        blocks.push({ lang: open.lang, body: open.body.join('\n'), line: open.line, end: i + 1 });
         open = undefined;
       } else open.body.push(line);
     } else if (fence) open = { fence: fence[2], lang: fence[3], line: i + 1, body: [] };
   });
+  if (open) blocks.push({ lang: open.lang, body: open.body.join('\n'), line: open.line, end: lines.length });
   return blocks;
 }
 
 /** The text outside fenced blocks (prose, tables, headings), fenced lines blanked so line numbers hold. */
 export function prose(text: string): string {
-  let inFence: string | undefined;
-  return text
-    .split('\n')
-    .map((line) => {
-      const fence = /^\s*(`{3,}|~{3,})/.exec(line);
-      if (fence && (inFence === undefined || fence[1].startsWith(inFence))) {
-        inFence = inFence === undefined ? fence[1] : undefined;
-        return '';
-      }
-      return inFence === undefined ? line : '';
-    })
-    .join('\n');
+  const lines = text.split('\n');
+  for (const block of fencedBlocks(text)) lines.fill('', block.line - 1, block.end);
+  return lines.join('\n');
 }
 
 /** What a reader sees as code: fenced blocks and `inline spans`, one string each. */

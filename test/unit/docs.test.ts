@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderResultsMarkdown, renderStartFigures, type StoredRow } from '../../bench/results.ts';
@@ -6,7 +6,8 @@ import { COMMANDS } from '../../cli/main.ts';
 import { topologyBlocks } from '../../cli/topology.ts';
 import { CONFIG_SETTINGS } from '../../infra/config.ts';
 import { readBlock } from '../../infra/fs/generated-block.ts';
-import { codeSpans, docFiles, headingAnchors, prose, readDoc, ROOT } from '../helpers/markdown.ts';
+import { codeSpans, docFiles, headingAnchors, prose, readDoc } from '../helpers/markdown.ts';
+import { ROOT, tsFiles } from '../helpers/project-files.ts';
 
 /**
  * Docs that cannot drift from the code: links resolve, every `tqa` command and flag and every
@@ -17,10 +18,11 @@ import { codeSpans, docFiles, headingAnchors, prose, readDoc, ROOT } from '../he
 const SERVICE_FOLDERS = ['api', 'cli', 'infra', 'processors', 'projections', 'research', 'webhooks', 'stream', 'presenters', 'schemas'];
 const SETTING = /\b(?:TQA_[A-Z0-9_]+|KAFKA_[A-Z0-9_]+|CLICKHOUSE_[A-Z0-9_]+|SCHEMA_REGISTRY_URL|LOG_LEVEL|STREAM_PORT|BENCH_[A-Z0-9_]+)\b/g;
 
+/** A folder's code, tests left out. */
 function sourceFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
-    .map((f) => join(ROOT, folder, f));
+  return tsFiles(folder)
+    .filter((f) => !f.endsWith('.test.ts'))
+    .map((f) => join(ROOT, f));
 }
 
 /** Settings the service reads: the config schema's and any read straight from process.env. */

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ROOT, tsFiles } from '../helpers/project-files.ts';
 
 /**
  * The layering of the code (DESIGN.md §4), lowest first. A file may import only from its own
@@ -20,7 +20,6 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cli'],
 ];
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LEVEL = new Map(LAYERS.flatMap((folders, level) => folders.map((folder) => [folder, level] as const)));
 
 /** Source text without its comments; strings and template literals are kept as they are. */
@@ -47,12 +46,6 @@ function relativeImports(source: string): string[] {
     for (const m of code.matchAll(form)) if (m[2].startsWith('.')) found.push({ at: m.index, specifier: m[2] });
   }
   return found.sort((a, b) => a.at - b.at).map((f) => f.specifier);
-}
-
-function tsFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.split(sep).includes('node_modules'))
-    .map((f) => join(folder, f));
 }
 
 interface Violation {
