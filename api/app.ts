@@ -1,9 +1,11 @@
+import type { Server } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from '../infra/logging.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import type { ProjectionTables } from '../projections/tables.ts';
 import type { ApiRoute } from './http/route.ts';
+import { answerMalformedRequests } from './http/malformed-requests.ts';
 import { mountRoutes } from './http/router.ts';
 import { KeyService } from './keys.ts';
 import { authenticate } from './middleware/auth.ts';
@@ -39,6 +41,8 @@ export interface ApiDeps {
 export interface Api {
   app: Koa;
   routes: readonly ApiRoute[];
+  /** The app on an HTTP server, which also answers requests its parser refuses in the spec's error format. */
+  listen(port: number, host?: string): Server;
   /** Stops what the routes run in the background (the analog index). */
   close(): Promise<void>;
 }
@@ -63,5 +67,10 @@ export function createApi(deps: ApiDeps): Api {
   app.use(rateLimit({ now }));
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, routes: all, close };
+  const listen = (port: number, host?: string) => {
+    const server = host === undefined ? app.listen(port) : app.listen(port, host);
+    answerMalformedRequests(server);
+    return server;
+  };
+  return { app, routes: all, listen, close };
 }

@@ -19,7 +19,7 @@ export const apiRole: Role = {
       return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, stages, measuredAt: new Date(measuredAt).toISOString() };
     };
     const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
-    const server = api.app.listen(config.PORT);
+    const server = api.listen(config.PORT);
     try {
       await once(server, 'listening'); // rejects on the server's 'error'
     } catch (err) {

@@ -91,7 +91,7 @@ export async function startApiWorld(): Promise<ApiWorld> {
 
   const clockStart = Date.now();
   const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
-  const server = api.app.listen(0, '127.0.0.1');
+  const server = api.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const world = new World(dir, config, log, codec, store, projections, api, server, base);
