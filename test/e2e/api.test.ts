@@ -3,6 +3,7 @@ import { startApiWorld, type ApiWorld } from '../helpers/api-world.ts';
 import { asOfCases } from './api/as-of.cases.ts';
 import { conventionCases } from './api/conventions.cases.ts';
 import { docsExampleCases } from './api/docs-examples.cases.ts';
+import { fuzzCases } from './api/fuzz.cases.ts';
 import { metaCases } from './api/meta.cases.ts';
 import { signalCases } from './api/signals.cases.ts';
 import { socialCases } from './api/social.cases.ts';
@@ -32,3 +33,5 @@ metaCases(current);
 asOfCases(current);
 conventionCases(current);
 docsExampleCases(current);
+// Last: it spends requests of the per-IP limit that public endpoints share.
+fuzzCases(current);

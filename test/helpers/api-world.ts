@@ -24,13 +24,14 @@ import { runCommand } from './cli.ts';
 import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
+import { loadSecretBox } from '../../webhooks/secret-box.ts';
 
 /**
  * One simulated world served by the real API over a real socket, for the e2e suite: three
  * days of the simulated market and social world, the quant engine and the projections run
  * to its end, live projections left running (so keys created through control events are
  * applied while the API serves), and an HTTP client that checks every response against the
- * /openapi.json the server itself serves.
+ * /openapi.json the server itself serves. The API is configured as the api role configures it.
  */
 
 export type Plan = 'free' | 'pro' | 'team';
@@ -90,7 +91,9 @@ export async function startApiWorld(): Promise<ApiWorld> {
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
 
   const clockStart = Date.now();
-  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
+  // Webhooks as the api role configures them, with no DNS: a host name never resolves here.
+  const webhooks = { codec, secrets: await loadSecretBox(config), policy: { allowPrivate: false }, resolve: async (host: string) => Promise.reject(new Error(`no DNS in the test world: ${host}`)) };
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), webhooks });
   const server = api.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
