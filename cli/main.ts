@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../infra/config.ts';
-import { createLogger } from '../infra/logging.ts';
+import { createLogger, type Logger } from '../infra/logging.ts';
 import type { CliCommand } from './command.ts';
 import { UsageError } from '../projections/usage-error.ts';
 import { backtestCommand } from './commands/backtest.ts';
@@ -30,33 +30,41 @@ function help(): string {
   ].join('\n');
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** What main runs against: the process's by default; tests give their own streams, environment and logger. */
+export interface CliProcess {
+  env: NodeJS.ProcessEnv;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  createLogger: (level: string) => Logger;
+}
+
+const PROCESS: CliProcess = { env: process.env, stdout: process.stdout, stderr: process.stderr, createLogger };
+
+/** Runs one tqa command line; returns the exit code. */
+export async function main(argv: string[], proc: CliProcess = PROCESS): Promise<number> {
   const [name, ...args] = argv;
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(help() + '\n');
-    process.exitCode = name === undefined || name === 'help' || name === '--help' ? 0 : 2;
-    return;
+    proc.stderr.write(help() + '\n');
+    return name === undefined || name === 'help' || name === '--help' ? 0 : 2;
   }
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(proc.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exitCode = 78; // EX_CONFIG
-    return;
+    proc.stderr.write(`${err.message}\n`);
+    return 78; // EX_CONFIG
   }
-  const logger = createLogger(config.LOG_LEVEL).child({ command: command.name });
+  const logger = proc.createLogger(config.LOG_LEVEL).child({ command: command.name });
   try {
-    process.exitCode = await command.run(args, { config, logger, stdout: process.stdout, stderr: process.stderr });
+    return await command.run(args, { config, logger, stdout: proc.stdout, stderr: proc.stderr });
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`${(err as Error).message}\nusage: ${command.usage}\n`);
-      process.exitCode = 2;
-      return;
+      proc.stderr.write(`${(err as Error).message}\nusage: ${command.usage}\n`);
+      return 2;
     }
     logger.fatal({ err }, 'command failed');
-    process.exitCode = 1;
+    return 1;
   }
 }
