@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['research', 'webhooks'],
   ['api'],
   ['stream'],
+  ['client'],
   ['cli'],
 ];
 
