@@ -19,7 +19,8 @@ async function declarationFiles(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith('.d.ts')).map((e) => join(e.parentPath, e.name));
 }
 
-await rm(OUT, { recursive: true, force: true });
+// Only this build's outputs: dist/console is the console build's.
+for (const dir of ['client', 'webhooks', 'stream']) await rm(join(OUT, dir), { recursive: true, force: true });
 await build({
   entryPoints: ENTRIES.map((entry) => join(ROOT, entry)),
   outdir: join(OUT, 'client'),

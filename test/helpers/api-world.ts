@@ -24,6 +24,7 @@ import { runCommand } from './cli.ts';
 import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
+import { ROOT } from './project-files.ts';
 
 /**
  * One simulated world served by the real API over a real socket, for the e2e suite: three
@@ -90,7 +91,8 @@ export async function startApiWorld(): Promise<ApiWorld> {
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
 
   const clockStart = Date.now();
-  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart) });
+  const consoleDir = join(ROOT, 'dist', 'console');
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir });
   const server = api.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api'],
   ['stream'],
   ['client'],
+  ['console'],
   ['cli'],
 ];
 
