@@ -13,6 +13,15 @@ const SCORES: ScoreName[] = ['momentum', 'conviction', 'crowding', 'early_qualit
 const PRESETS = ['early-attention', 'broad-momentum', 'high-conviction', 'low-crowding', 'smart-cohort', 'cooling-fast', 'narrative-breakout'] as const;
 const CHAINS = ['solana', 'robinhood', 'base', 'bnb', 'eth', 'arc'] as const;
 
+/** The data of a score.updated event (spec 6.1), as far as the table needs it. */
+interface ScoreUpdate {
+  token_id: string;
+  ts: string;
+  scores: Row['scores'];
+}
+
+const CHANGE_MARK_MS = 3000;
+
 const score = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 export function TokensPage({ session }: { session: Session }) {
@@ -34,27 +43,46 @@ export function TokensPage({ session }: { session: Session }) {
     load.then(setRows, setError);
   }, [session.key, sort, preset, chain]);
 
-  // Scores moved by the stream: the row takes them and its changed cells are marked.
-  useEffect(
-    () =>
-      openStream(
-        session.key,
-        ['score.updated'],
-        (frame) => {
-          const data = frame.data as { token_id: string; ts: string; scores: Row['scores'] };
-          setRows((current) =>
-            current?.map((row) => {
-              if (row.token_id !== data.token_id) return row;
-              const moved = SCORES.filter((name) => data.scores[name] !== row.scores[name]).map((name) => `${row.token_id}:${name}`);
-              setChanged((marks) => new Set([...marks, ...moved]));
-              return { ...row, ts: data.ts, scores: { ...row.scores, ...data.scores } };
-            }) ?? null,
-          );
-        },
-        setLive,
-      ),
-    [session.key],
-  );
+  // Scores moved by the stream: the rows take them and their changed cells are marked. Events
+  // are applied together once a frame, so a burst of them costs one render, not one each.
+  useEffect(() => {
+    let pending: ScoreUpdate[] = [];
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
+      const updates = new Map(pending.map((u) => [u.token_id, u]));
+      pending = [];
+      setRows((current) => {
+        if (current === null) return null;
+        const moved: string[] = [];
+        const next = current.map((row) => {
+          const update = updates.get(row.token_id);
+          if (update === undefined) return row;
+          moved.push(...SCORES.filter((name) => update.scores[name] !== row.scores[name]).map((name) => `${row.token_id}:${name}`));
+          return { ...row, ts: update.ts, scores: { ...row.scores, ...update.scores } };
+        });
+        if (moved.length > 0) {
+          setChanged((marks) => new Set([...marks, ...moved]));
+          // A mark shows what moved lately; it goes after a while, as the cell's colour fades.
+          setTimeout(() => setChanged((marks) => new Set([...marks].filter((m) => !moved.includes(m)))), CHANGE_MARK_MS);
+        }
+        return next;
+      });
+    };
+    const close = openStream(
+      session.key,
+      ['score.updated'],
+      (event) => {
+        pending.push(event.data as ScoreUpdate);
+        frame ||= requestAnimationFrame(flush);
+      },
+      setLive,
+    );
+    return () => {
+      close();
+      cancelAnimationFrame(frame);
+    };
+  }, [session.key]);
 
   return (
     <section>
