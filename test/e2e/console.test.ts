@@ -2,8 +2,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../webhooks/signature.ts';
 import { startApiWorld, type ApiWorld } from '../helpers/api-world.ts';
 import { ROOT } from '../helpers/project-files.ts';
+import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * The console in a real browser: Debian's headless Chromium (installed by .ci/run) driven by
@@ -15,17 +17,21 @@ const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 let world: ApiWorld;
 let browser: Browser;
+let receiver: WebhookReceiver;
 const problems: string[] = [];
 
 beforeAll(async () => {
   await run('npm', ['run', 'build'], { cwd: ROOT });
-  world = await startApiWorld();
+  const tls = selfSignedCertificate();
+  receiver = await WebhookReceiver.start(tls);
+  world = await startApiWorld({ webhookReceiverCa: tls.cert });
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 }, 600_000);
 
 afterAll(async () => {
   await browser?.close();
   await world?.stop();
+  await receiver?.stop();
 });
 
 /** A new page whose console errors and uncaught exceptions are collected in `problems`. */
@@ -115,6 +121,33 @@ describe('the console', () => {
     await page.evaluate(() => (location.hash = '#/webhooks'));
     await page.waitForSelector('.refused');
     expect(await page.$eval('.refused', (e) => e.textContent)).toContain('lacks the scope webhooks:read');
+    await page.close();
+  });
+
+  it('creates a webhook showing its secret once, sends webhook.test to the receiver and shows the delivery in its log', async () => {
+    const page = await signedIn(world.keys.team, '#/webhooks');
+    await page.waitForSelector('form.create-webhook');
+    await page.type('input[name=url]', receiver.url('/console-hook'));
+    await page.click('form.create-webhook button[type=submit]');
+    const secret = (await (await page.waitForSelector('.secret code'))!.evaluate((e) => e.textContent))!;
+    expect(secret).toMatch(/^whsec_/);
+    const hook = await page.waitForSelector('article.webhook');
+    await (await hook!.$('.actions button'))!.click();
+    await page.waitForFunction(() => document.querySelector('.notice')?.textContent?.startsWith('webhook.test delivered: HTTP 200') === true);
+    const [received] = receiver.to('/console-hook');
+    expect(received.headers['service-event']).toBe('webhook.test');
+    // Signed with the secret the page showed; the world's clock is simulated, so its own time is the verifier's now.
+    const header = String(received.headers['service-signature']);
+    const signedAt = Number(/t=(\d+)/.exec(header)![1]);
+    expect(verifyWebhook({ payload: received.body, header, secret, now: signedAt })).toMatchObject({ type: 'webhook.test' });
+    // The delivery reaches the log once it is projected: look again until it shows.
+    for (let tries = 0; (await page.$('tr[data-event-type="webhook.test"]')) === null; tries++) {
+      expect(tries, 'the test delivery shows in the log').toBeLessThan(50);
+      await page.evaluate(() => (location.hash = '#/key'));
+      await page.evaluate(() => (location.hash = '#/webhooks'));
+      await page.waitForSelector('article.webhook');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     await page.close();
   });
 

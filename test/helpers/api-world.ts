@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,6 +26,7 @@ import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { ROOT } from './project-files.ts';
+import { SecretBox } from '../../webhooks/secret-box.ts';
 
 /**
  * One simulated world served by the real API over a real socket, for the e2e suite: three
@@ -80,7 +82,12 @@ export const WORLD = { seed: 4242, days: 3, endMs: Date.UTC(2026, 3, 1), tokens:
 
 const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
-export async function startApiWorld(): Promise<ApiWorld> {
+export interface ApiWorldOptions {
+  /** Serve the webhook writes, trusting this certificate (a test receiver's) and private addresses. */
+  webhookReceiverCa?: string;
+}
+
+export async function startApiWorld(options: ApiWorldOptions = {}): Promise<ApiWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-api-'));
   const config: Config = loadConfig({ TQA_DATA_DIR: dir });
   const { log, codec } = await openEmbedded(dir);
@@ -92,7 +99,8 @@ export async function startApiWorld(): Promise<ApiWorld> {
 
   const clockStart = Date.now();
   const consoleDir = join(ROOT, 'dist', 'console');
-  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir });
+  const webhooks = options.webhookReceiverCa === undefined ? undefined : { codec, secrets: new SecretBox(randomBytes(32)), policy: { allowPrivate: true }, ca: options.webhookReceiverCa };
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir, webhooks });
   const server = api.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
