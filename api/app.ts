@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import Koa from 'koa';
+import { consoleFiles } from './console-files.ts';
 import type { Logger } from '../infra/logging.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
@@ -36,6 +37,8 @@ export interface ApiDeps {
   processing?: () => Processing | null;
   /** Routes mounted after the API's own (tests use it for stand-ins of later endpoints). */
   extraRoutes?: readonly ApiRoute[];
+  /** The console's built files, served at /console/; absent: no console. */
+  consoleDir?: string;
 }
 
 export interface Api {
@@ -65,6 +68,7 @@ export function createApi(deps: ApiDeps): Api {
   app.use(errorHandler(deps.logger));
   app.use(authenticate(keys, new Set(all.filter((route) => route.public).map((route) => route.path))));
   app.use(rateLimit({ now }));
+  if (deps.consoleDir !== undefined) app.use(consoleFiles(deps.consoleDir));
   app.use(router.routes());
   app.use(router.allowedMethods());
   const listen = (port: number, host?: string) => {

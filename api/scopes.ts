@@ -33,6 +33,7 @@ export interface EndpointScope {
 export const ENDPOINT_SCOPES: readonly EndpointScope[] = [
   { method: 'GET', path: '/v1/quant/token/:token', scope: 'quant:read' },
   { method: 'GET', path: '/v1/quant/token/:token/analogs', scope: 'quant:read' },
+  { method: 'GET', path: '/v1/quant/token/:token/history', scope: 'quant:read' },
   { method: 'GET', path: '/v1/quant/tokens', scope: 'quant:read' },
   { method: 'POST', path: '/v1/quant/scan', scope: 'quant:read' },
   { method: 'GET', path: '/v1/quant/users/:handle', scope: 'quant:read' },

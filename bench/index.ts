@@ -7,6 +7,7 @@ import { rewriteBlock } from '../infra/fs/generated-block.ts';
 import { benchAnalogs } from './analogs.ts';
 import { benchApi } from './api.ts';
 import { benchBacktest } from './backtest.ts';
+import { benchConsole } from './console.ts';
 import { benchGrowth } from './growth.ts';
 import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
@@ -31,6 +32,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   push: benchPush,
   stream: benchStream,
   backtest: benchBacktest,
+  console: benchConsole,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -8,10 +8,11 @@ import { metaRoutes } from './meta.ts';
 import { openApiRoutes } from './openapi.ts';
 import { signalRoutes } from './signals.ts';
 import { socialRoutes } from './social.ts';
+import { tokenHistoryRoutes } from './token-history.ts';
 import { tokenRoutes } from './tokens.ts';
 import { webhookRoutes } from './webhooks.ts';
 
-const GROUPS: readonly RouteGroupFactory[] = [tokenRoutes, signalRoutes, socialRoutes, backtestRoutes, eventStudyRoutes, webhookRoutes, keyRoutes, metaRoutes];
+const GROUPS: readonly RouteGroupFactory[] = [tokenRoutes, tokenHistoryRoutes, signalRoutes, socialRoutes, backtestRoutes, eventStudyRoutes, webhookRoutes, keyRoutes, metaRoutes];
 
 /** Every route of the API, in the order of the spec's sections, and how to stop their background work. */
 export function apiRoutes(deps: RouteDeps): RouteGroup & { routes: ApiRoute[]; close: () => Promise<void> } {

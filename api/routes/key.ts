@@ -34,6 +34,7 @@ export function keyRoutes(): RouteGroup {
             concurrentBacktests: plan.features.concurrentBacktests,
             scannerDelayMinutes: plan.features.scannerDelayMinutes,
             webhooks: plan.features.webhooks,
+            historyDays: plan.features.historyDays,
           },
         },
         rateLimit,

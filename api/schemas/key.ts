@@ -24,6 +24,12 @@ export const KeySchema = named(
         concurrentBacktests: z.number().int().min(0).describe('Most backtest runs the key may have queued or running at once.'),
         scannerDelayMinutes: z.number().int().min(0).describe('How far behind live snapshots POST /v1/quant/scan runs.'),
         webhooks: z.number().int().min(0).describe('Most webhooks the key may register.'),
+        historyDays: z
+          .number()
+          .int()
+          .min(1)
+          .nullable()
+          .describe("How many days back from its `as_of` GET /v1/quant/token/{token}/history may read; null for the whole history."),
       }),
     }),
     rateLimit: RateLimitSchema,

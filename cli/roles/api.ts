@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { createApi } from '../../api/app.ts';
 import { ensureDemoKey } from '../../api/demo-key.ts';
 import { StreamDirectory } from '../../api/stream-presence.ts';
@@ -18,7 +19,8 @@ export const apiRole: Role = {
       const { caughtUp, lagRecords, stages, measuredAt } = status;
       return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, stages, measuredAt: new Date(measuredAt).toISOString() };
     };
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec });
+    const consoleDir = fileURLToPath(new URL('../../dist/console', import.meta.url));
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec, consoleDir });
     const server = api.listen(config.PORT);
     try {
       await once(server, 'listening'); // rejects on the server's 'error'

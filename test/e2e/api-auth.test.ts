@@ -137,7 +137,7 @@ describe('API keys, scopes, plans and rate limits', () => {
         mode: 'live',
         scopes: ['keys:read', 'quant:read'],
         plan: 'pro',
-        plan_limits: { rate_limit: { limit: 600, window_seconds: 60 }, features: { backtests: true, concurrent_backtests: 2, scanner_delay_minutes: 0, webhooks: 10 } },
+        plan_limits: { rate_limit: { limit: 600, window_seconds: 60 }, features: { backtests: true, concurrent_backtests: 2, scanner_delay_minutes: 0, webhooks: 10, history_days: 30 } },
         rate_limit: { limit: 600, window_seconds: 60 },
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       });

@@ -4,6 +4,7 @@ import { asOfCases } from './api/as-of.cases.ts';
 import { conventionCases } from './api/conventions.cases.ts';
 import { docsExampleCases } from './api/docs-examples.cases.ts';
 import { fuzzCases } from './api/fuzz.cases.ts';
+import { historyCases } from './api/history.cases.ts';
 import { metaCases } from './api/meta.cases.ts';
 import { signalCases } from './api/signals.cases.ts';
 import { socialCases } from './api/social.cases.ts';
@@ -27,6 +28,7 @@ afterAll(async () => {
 });
 
 tokenCases(current);
+historyCases(current);
 signalCases(current);
 socialCases(current);
 metaCases(current);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,7 +25,8 @@ import { runCommand } from './cli.ts';
 import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
-import { loadSecretBox } from '../../webhooks/secret-box.ts';
+import { ROOT } from './project-files.ts';
+import { loadSecretBox, SecretBox } from '../../webhooks/secret-box.ts';
 
 /**
  * One simulated world served by the real API over a real socket, for the e2e suite: three
@@ -80,7 +82,12 @@ export const WORLD = { seed: 4242, days: 3, endMs: Date.UTC(2026, 3, 1), tokens:
 
 const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
-export async function startApiWorld(): Promise<ApiWorld> {
+export interface ApiWorldOptions {
+  /** Serve the webhook writes, trusting this certificate (a test receiver's) and private addresses. */
+  webhookReceiverCa?: string;
+}
+
+export async function startApiWorld(options: ApiWorldOptions = {}): Promise<ApiWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'tqa-api-'));
   const config: Config = loadConfig({ TQA_DATA_DIR: dir });
   const { log, codec } = await openEmbedded(dir);
@@ -91,9 +98,13 @@ export async function startApiWorld(): Promise<ApiWorld> {
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
 
   const clockStart = Date.now();
-  // Webhooks as the api role configures them, with no DNS: a host name never resolves here.
-  const webhooks = { codec, secrets: await loadSecretBox(config), policy: { allowPrivate: false }, resolve: async (host: string) => Promise.reject(new Error(`no DNS in the test world: ${host}`)) };
-  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), webhooks });
+  const consoleDir = join(ROOT, 'dist', 'console');
+  // Webhooks as the api role configures them. With a receiver's CA, deliveries reach a local
+  // HTTPS receiver; without one there is no DNS: a host name never resolves here.
+  const webhooks = options.webhookReceiverCa === undefined
+    ? { codec, secrets: await loadSecretBox(config), policy: { allowPrivate: false }, resolve: async (host: string) => Promise.reject(new Error(`no DNS in the test world: ${host}`)) }
+    : { codec, secrets: new SecretBox(randomBytes(32)), policy: { allowPrivate: true }, ca: options.webhookReceiverCa };
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir, webhooks });
   const server = api.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -17,6 +17,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['research', 'webhooks'],
   ['api'],
   ['stream'],
+  ['client'],
+  ['console'],
   ['cli'],
 ];
 
