@@ -4,7 +4,7 @@ import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import type { Config } from '../infra/config.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import type { Logger } from '../infra/logging.ts';
-import { FileCheckpoints } from '../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../processors/runtime/checkpoints/keyed.ts';
 import type { Processor } from '../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 
@@ -24,7 +24,7 @@ export async function runToEnd<AtEnd = undefined>(
     processor,
     log: services.log,
     codec: services.codec,
-    checkpoints: new FileCheckpoints(join(config.TQA_DATA_DIR, 'state')),
+    checkpoints: localCheckpoints(join(config.TQA_DATA_DIR, 'state'), processor),
     logger,
     maxBatchRecords: 5000,
     // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.

@@ -5,6 +5,8 @@ import { Reopenable } from '../../infra/reopenable.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { CachedCheckpoints } from '../../processors/runtime/checkpoints/cached.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
+import type { CheckpointStore } from '../../processors/runtime/checkpoints/port.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
@@ -17,11 +19,15 @@ export function checkpointsKept(config: Config): 'local' | 'store' {
 
 /**
  * Under the data dir; with TQA_CHECKPOINTS=store (the default with ClickHouse) also in the
- * store, so that a processors process on another machine resumes a task it takes over.
+ * store, so that a processors process on another machine resumes a task it takes over. A
+ * keyed processor on Kafka keeps its store in the data dir and its changelog in the log instead.
  */
-function checkpointsOf({ config, logger, store, services }: RoleContext, processor: Processor<unknown>): FileCheckpoints | CachedCheckpoints {
-  const files = new FileCheckpoints(join(config.TQA_DATA_DIR, 'state'));
-  if (checkpointsKept(config) === 'local') return files;
+function checkpointsOf({ config, logger, store, services }: RoleContext, processor: Processor<unknown>): CheckpointStore {
+  const dir = join(config.TQA_DATA_DIR, 'state');
+  // Keyed state moves between processes through its changelog on Kafka, never as a blob.
+  if (processor.keyedState && services.log.kind === 'kafka') return localCheckpoints(dir, processor, logger, services.log);
+  if (checkpointsKept(config) === 'local') return localCheckpoints(dir, processor, logger);
+  const files = new FileCheckpoints(dir);
   const shared = new Reopenable(async () => new StoreCheckpoints(await store()));
   // The group commits only what a saved checkpoint covers: no commit, no checkpoint anywhere.
   const everSaved = async () => {

@@ -15,6 +15,8 @@ export interface OutgoingRecord {
   /** Event time in epoch milliseconds; defaults to the time of the append. */
   timestamp?: number;
   headers?: Headers;
+  /** The partition to append to, in place of the one the key gives (a task's changelog goes to the task's partition). */
+  partition?: number;
 }
 
 export interface LogRecord {

@@ -1,3 +1,5 @@
+import type { TableSource } from './state/tables.ts';
+
 /**
  * The contract between a pure processor and the runtime that drives it (DESIGN.md §3).
  *
@@ -74,7 +76,14 @@ export interface Processor<State> {
   readonly upstreams?: readonly Processor<unknown>[];
   /** How far behind the largest seen event time the watermark trails. */
   readonly allowedLatenessMs: number;
-  createState(partition: number): State;
+  /**
+   * True when the whole state is kept in the tables `createState` gets (state/tables.ts):
+   * then a task's state may live in a store on disk that checkpoints only the keys changed,
+   * and anything else the state holds must be derived from those tables.
+   */
+  readonly keyedState?: boolean;
+  /** A new task's state; a keyed one takes its tables from `tables` (Maps when none is given). */
+  createState(partition: number, tables?: TableSource): State;
   process(state: State, record: InputRecord, ctx: ProcessorContext): void;
   /** Called when the task's watermark advances, for event-time timers (windows closing, outcomes resolving). */
   onWatermark?(state: State, watermark: number, ctx: ProcessorContext): void;

@@ -7,6 +7,7 @@ import { catalogueTopic, TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { RECORD_TYPES, type DeadLetter } from '../../schemas/records.ts';
 import type { CheckpointStore } from './checkpoints/port.ts';
+import { TaskTakenOverError } from './state/task-store.ts';
 import type { OutputRecord, Processor, ProcessorContext } from './processor.ts';
 import { stalledSince, type InputLook } from './stalled-input.ts';
 
@@ -345,7 +346,8 @@ export class ProcessorRuntime<State> {
    * already read to its end would otherwise never deliver the records the task needs).
    */
   private forget(taskId: number, err: unknown): void {
-    this.logger.error({ err, task: taskId }, 'task failed; resuming from its checkpoint');
+    if (err instanceof TaskTakenOverError) this.logger.warn({ err, task: taskId }, 'another process took the task over while this one held it; resuming from its last commit if this one holds it still');
+    else this.logger.error({ err, task: taskId }, 'task failed; resuming from its checkpoint');
     this.tasks.delete(taskId);
     // The outputs in flight belong to the dropped state: the task's next ones wait for them
     // (appends stay in order) but not for their success, which the replay redoes.
@@ -360,8 +362,10 @@ export class ProcessorRuntime<State> {
 
   private async rewind(taskId: number): Promise<void> {
     if (this.stopping) return;
-    const task = await this.task(taskId);
     const held = this.consumer!.assignment();
+    // Handed over meanwhile: loading it would take the task from the member that holds it now.
+    if (!(await this.sourcesOf(taskId)).some((source) => isHeld(held, source))) return;
+    const task = await this.task(taskId);
     for (const source of task.sources) {
       if (!isHeld(held, source)) continue;
       const queue = task.queues.get(source.id)!;
@@ -811,6 +815,8 @@ export class ProcessorRuntime<State> {
       );
       await this.encode(outputs, encoded);
     } catch (err) {
+      // Not the record's fault: the task is no longer this process's to run.
+      if (err instanceof TaskTakenOverError) throw err;
       encoded.length = mark;
       await this.encode([this.deadLetter(record, `processor ${this.processor.name} failed: ${(err as Error).message}`)], encoded);
       return;

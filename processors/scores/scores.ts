@@ -6,6 +6,7 @@ import { scoreSnapshot, type ScoreContext } from '../quant-engine/scores/scores.
 import { activeSignalsLookup, createSignalsState, evaluateSignals, type SignalsState } from '../quant-engine/signals/signals.ts';
 import { emitSnapshot } from '../quant-engine/snapshots/snapshots.ts';
 import type { Processor, ProcessorContext } from '../runtime/processor.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../runtime/state/tables.ts';
 
 /**
  * The scores stage: the token side of the quant engine that needs nothing but the token's own
@@ -27,23 +28,26 @@ import type { Processor, ProcessorContext } from '../runtime/processor.ts';
 export interface ScoresStageState {
   signals: SignalsState;
   /** Token id → the half of its latest snapshot's pair that has arrived. */
-  pending: Map<string, { snapshotId: string; feature?: FeatureSnapshot; inputs?: ScoreInputsRecord }>;
+  pending: KeyedTable<{ snapshotId: string; feature?: FeatureSnapshot; inputs?: ScoreInputsRecord }>;
   /** Token id → time of its latest scored snapshot: a record at or before it is a repeat. */
-  scoredThrough: Map<string, number>;
+  scoredThrough: KeyedTable<number>;
 }
 
-export function createScoresStageState(): ScoresStageState {
-  return { signals: createSignalsState(), pending: new Map(), scoredThrough: new Map() };
+/** Every part per token (or per rule and token), so a task's store checkpoints only the tokens changed. */
+export function createScoresStageState(_partition = 0, tables: TableSource = IN_MEMORY_TABLES): ScoresStageState {
+  return { signals: createSignalsState(tables), pending: tables.table('pending'), scoredThrough: tables.table('scored-through') };
 }
 
 function onHalf(state: ScoresStageState, half: { feature: FeatureSnapshot } | { inputs: ScoreInputsRecord }, ctx: ProcessorContext): void {
   const { snapshotId, tokenId, ts } = 'feature' in half ? half.feature : half.inputs;
   // An engine that crashed repeats what it wrote since its checkpoint; a token's snapshots come in time order.
   if (ts <= (state.scoredThrough.get(tokenId) ?? -Infinity)) return;
-  let pair = state.pending.get(tokenId);
-  if (pair?.snapshotId !== snapshotId) state.pending.set(tokenId, (pair = { snapshotId }));
-  Object.assign(pair, half);
-  if (!pair.feature || !pair.inputs) return;
+  const held = state.pending.get(tokenId);
+  const pair = { ...(held?.snapshotId === snapshotId ? held : { snapshotId }), ...half };
+  if (!pair.feature || !pair.inputs) {
+    state.pending.set(tokenId, pair);
+    return;
+  }
   state.pending.delete(tokenId);
   state.scoredThrough.set(tokenId, ts);
   score(state, pair.feature, pair.inputs, ctx);
@@ -68,7 +72,9 @@ function score(state: ScoresStageState, feature: FeatureSnapshot, joined: ScoreI
 
 export const scoresStage: Processor<ScoresStageState> = {
   name: 'scores',
-  stateVersion: 1,
+  // 2: the state is kept per token in tables (runtime/state), the active signals as lists.
+  stateVersion: 2,
+  keyedState: true,
   parallelism: 'partition',
   inputs: [TOPICS.features.name, TOPICS.scoreInputs.name],
   upstreams: [quantEngine],

@@ -106,6 +106,21 @@ export function describeLogContract(name: string, open: () => Promise<LogUnderTe
       expect(first[0].key).toBe(keys[0]);
     });
 
+    it('appends a record that names its partition to that partition, whatever its key', async () => {
+      const spec = topicSpec('named-partition');
+      await log.ensureTopics([spec]);
+      const elsewhere = (partitionForKey('k', PARTITIONS) + 1) % PARTITIONS;
+      const results = await log.append(spec.name, [
+        { key: 'k', value: Buffer.from('a'), partition: elsewhere },
+        { key: null, value: Buffer.from('b'), partition: elsewhere },
+      ]);
+      expect(results).toEqual([
+        { partition: elsewhere, offset: 0 },
+        { partition: elsewhere, offset: 1 },
+      ]);
+      expect((await log.read(spec.name, elsewhere, 0, 10)).map((r) => r.value?.toString())).toEqual(['a', 'b']);
+    });
+
     it('delivers every record once to a group, in order per partition, and resumes after the commit', async () => {
       const spec = topicSpec('group');
       await log.ensureTopics([spec]);

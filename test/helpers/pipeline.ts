@@ -3,7 +3,7 @@ import type { Config } from '../../infra/config.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { QUANT_STAGES } from '../../processors/index.ts';
-import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { startLiveProjections } from '../../projections/runtime/runner.ts';
@@ -24,7 +24,7 @@ export async function runQuantToEnd(dir: string, log: EventLog, codec: Codec): P
         processor,
         log,
         codec,
-        checkpoints: new FileCheckpoints(join(dir, 'state')),
+        checkpoints: localCheckpoints(join(dir, 'state'), processor),
         logger: silentLogger,
         maxBatchRecords: 5000,
       }),

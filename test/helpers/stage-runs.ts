@@ -5,7 +5,7 @@ import { seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import type { EventLog, PartitionShare } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
-import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -55,7 +55,7 @@ export class StageWorlds {
 }
 
 export function stageRuntime(w: StageWorld, processor: Processor<unknown>, options: StageRunOptions): ProcessorRuntime<unknown> {
-  return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: new FileCheckpoints(join(w.dir, 'state')), logger: silentLogger, ...options });
+  return new ProcessorRuntime<unknown>({ processor, log: w.log, codec: w.codec, checkpoints: localCheckpoints(join(w.dir, 'state'), processor), logger: silentLogger, ...options });
 }
 
 /** Waits for a started runtime to catch up with its input, then stops it. */

@@ -115,8 +115,10 @@ export class FileEventLog implements EventLog {
   async append(topic: string, records: OutgoingRecord[]): Promise<AppendResult[]> {
     const spec = await this.topicSpec(topic);
     const now = Date.now();
+    const outside = records.find((r) => r.partition !== undefined && !(Number.isInteger(r.partition) && r.partition >= 0 && r.partition < spec.partitions));
+    if (outside) throw new Error(`${topic} has no partition ${outside.partition} (it has ${spec.partitions})`);
     const placed = records.map((r) => ({
-      partition: r.key === null ? this.nextRoundRobin(topic, spec.partitions) : partitionForKey(r.key, spec.partitions),
+      partition: r.partition ?? (r.key === null ? this.nextRoundRobin(topic, spec.partitions) : partitionForKey(r.key, spec.partitions)),
       record: { key: r.key, value: r.value, timestamp: r.timestamp ?? now, headers: r.headers },
     }));
     const done = new Promise<AppendResult[]>((resolve, reject) => {

@@ -3,8 +3,8 @@ import { partitionForKey } from '../partitioner.ts';
 import type { Headers, LogRecord, OutgoingRecord } from '../port.ts';
 
 /**
- * The partitioner both modes share: murmur2 of the key (infra/log/partitioner.ts) for keyed
- * records, round-robin per topic for keyless ones. It notes the partition it picked for each
+ * The partitioner both modes share: the partition a record names, else murmur2 of the key
+ * (infra/log/partitioner.ts) for keyed records, round-robin per topic for keyless ones. It notes the partition it picked for each
  * message object in `placements`, because a produce response only carries one base offset
  * per partition and append must give every record its own partition and offset.
  */
@@ -14,7 +14,9 @@ export function sharedPartitioner(placements: WeakMap<Message, number>): ICustom
     return ({ topic, partitionMetadata, message }) => {
       const count = partitionMetadata.length;
       let partition: number;
-      if (message.key === null || message.key === undefined) {
+      if (message.partition !== undefined) {
+        partition = message.partition;
+      } else if (message.key === null || message.key === undefined) {
         const turn = nextKeyless.get(topic) ?? 0;
         nextKeyless.set(topic, turn + 1);
         partition = turn % count;
@@ -33,6 +35,7 @@ export function toMessage(record: OutgoingRecord, now: number): Message {
     value: record.value,
     timestamp: String(record.timestamp ?? now),
     headers: record.headers,
+    partition: record.partition,
   };
 }
 

@@ -1,5 +1,6 @@
 import { TOPICS } from '../../../schemas/catalogue.ts';
 import type { Signal, SignalCondition, SignalEndReason } from '../../../schemas/records/quant-signals.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 import type { ActiveSignal, ActiveSignalsLookup, Emitter, ScoredSnapshot } from '../contracts.ts';
 import { compare, describeCondition, fieldValue, margin, type LoadedRule, type RuleCondition, type RuleSet } from './rule-language.ts';
 import { DEFAULT_RULE_SET } from './rules.ts';
@@ -36,20 +37,58 @@ interface FiringHistory {
   cooldownUntil: number;
 }
 
-/** Plain data (Maps of records): checkpointed with v8.serialize like the other modules. */
+/** A token's active signals, by rule name in the order they fired. */
+type TokenActive = readonly (readonly [ruleName: string, entry: ActiveEntry])[];
+
+/**
+ * Kept per key (runtime/state/tables.ts), so that a task's store checkpoints only the tokens
+ * a snapshot changed. Values are replaced, never changed in place.
+ */
 export interface SignalsState {
-  /** tokenId → rule name → its active signal. */
-  active: Map<string, Map<string, ActiveEntry>>;
+  /** tokenId → its active signals. */
+  active: KeyedTable<TokenActive>;
   /** `<rule name>\u001f<tokenId>` → earlier firings. */
-  history: Map<string, FiringHistory>;
+  history: KeyedTable<FiringHistory>;
   /** tokenId → values of the fields some rule reads as a change, at the token's last snapshot. */
-  previous: Map<string, Record<string, number | null>>;
-  /** Event time up to which ends have been swept. */
-  sweptTo: number;
+  previous: KeyedTable<Record<string, number | null>>;
+  /** `sweptTo`: event time up to which ends have been swept. */
+  clock: KeyedTable<number>;
+  /**
+   * Tokens with an active signal, in the order each got its first since it last had none: the
+   * order ends are swept in. A table on disk iterates by key, so the order is its own table
+   * (token → rank), read into `sweepOrder` when the state is made.
+   */
+  sweepRanks: KeyedTable<number>;
+  sweepOrder: Set<string>;
 }
 
-export function createSignalsState(): SignalsState {
-  return { active: new Map(), history: new Map(), previous: new Map(), sweptTo: -Infinity };
+export function createSignalsState(tables: TableSource = IN_MEMORY_TABLES): SignalsState {
+  const sweepRanks = tables.table<number>('signals.sweep-ranks');
+  const ranked = [...sweepRanks.entries()].sort((a, b) => a[1] - b[1]);
+  return {
+    active: tables.table('signals.active'),
+    history: tables.table('signals.history'),
+    previous: tables.table('signals.previous'),
+    clock: tables.table('signals.clock'),
+    sweepRanks,
+    sweepOrder: new Set(ranked.map(([tokenId]) => tokenId)),
+  };
+}
+
+function setActive(state: SignalsState, tokenId: string, active: TokenActive): void {
+  if (active.length > 0) {
+    if (!state.sweepOrder.has(tokenId)) {
+      const rank = (state.clock.get('nextRank') ?? 0) + 1;
+      state.clock.set('nextRank', rank);
+      state.sweepRanks.set(tokenId, rank);
+      state.sweepOrder.add(tokenId);
+    }
+    state.active.set(tokenId, active);
+  } else {
+    state.active.delete(tokenId);
+    state.sweepRanks.delete(tokenId);
+    state.sweepOrder.delete(tokenId);
+  }
 }
 
 export interface SignalsResult {
@@ -65,38 +104,38 @@ export function evaluateSignals(
 ): SignalsResult {
   const result: SignalsResult = { fired: [], ended: [] };
   const ts = scored.ts;
-  if (ts > state.sweptTo) {
+  if (ts > (state.clock.get('sweptTo') ?? -Infinity)) {
     sweepEnds(state, ts, emitter, result);
-    state.sweptTo = ts;
+    state.clock.set('sweptTo', ts);
   }
 
   const previous = state.previous.get(scored.tokenId);
-  let tokenActive = state.active.get(scored.tokenId);
   for (const rule of ruleSet.rules) {
     const met = metConditions(rule, scored, previous);
-    const entry = tokenActive?.get(rule.name);
-    if (entry) {
-      if (met) entry.lastHeldAt = ts;
+    const held = state.active.get(scored.tokenId)?.find(([name]) => name === rule.name)?.[1];
+    if (held) {
+      const entry = met ? { ...held, lastHeldAt: ts } : held;
       const end = endOf(entry);
-      if (end.at > ts) continue;
+      if (end.at > ts) {
+        if (entry !== held) replaceActive(state, entry);
+        continue;
+      }
       endSignal(state, entry, end.at, end.reason, emitter, result);
-      // Ending the token's last active signal drops its map from state.active: a rule firing
-      // later on this snapshot must start a new one there, not write into the dropped map.
-      tokenActive = state.active.get(scored.tokenId);
     }
     if (!met) continue;
     const history = state.history.get(historyKey(rule.name, scored.tokenId));
     if (history && ts < history.cooldownUntil) continue;
     const signal = fire(state, rule, scored, met, history, emitter);
-    if (!tokenActive) state.active.set(scored.tokenId, (tokenActive = new Map()));
-    tokenActive.set(rule.name, {
+    const entry: ActiveEntry = {
       ruleName: rule.name,
       signal,
       lastHeldAt: ts,
       lapseMs: rule.lapseMs,
       expiresAt: ts + rule.maxAgeMs,
       cooldownMs: rule.cooldownMs,
-    });
+    };
+    // After an end above, the token's list no longer holds the rule: the new firing goes last.
+    setActive(state, scored.tokenId, [...(state.active.get(scored.tokenId) ?? []), [rule.name, entry]]);
     result.fired.push(signal);
   }
 
@@ -114,7 +153,7 @@ export function activeSignalsLookup(state: SignalsState): ActiveSignalsLookup {
     active(tokenId: string): ActiveSignal[] {
       const entries = state.active.get(tokenId);
       if (!entries) return [];
-      return [...entries.values()].map(({ signal }) => ({
+      return entries.map(([, { signal }]) => ({
         signalId: signal.signalId,
         type: signal.type,
         ruleVersion: signal.ruleVersion,
@@ -208,12 +247,18 @@ function endOf(entry: ActiveEntry): { at: number; reason: SignalEndReason } {
 
 /** Ends the signals of every token whose end time is strictly before `ts`: no snapshot at or after it can save them. */
 function sweepEnds(state: SignalsState, ts: number, emitter: Emitter, result: SignalsResult): void {
-  for (const entries of state.active.values()) {
-    for (const entry of entries.values()) {
+  for (const tokenId of state.sweepOrder) {
+    for (const [, entry] of state.active.get(tokenId) ?? []) {
       const end = endOf(entry);
       if (end.at < ts) endSignal(state, entry, end.at, end.reason, emitter, result);
     }
   }
+}
+
+/** Puts a changed entry in its place among its token's active signals. */
+function replaceActive(state: SignalsState, entry: ActiveEntry): void {
+  const tokenId = entry.signal.tokenId;
+  setActive(state, tokenId, (state.active.get(tokenId) ?? []).map((pair) => (pair[0] === entry.ruleName ? ([entry.ruleName, entry] as const) : pair)));
 }
 
 function endSignal(
@@ -226,11 +271,10 @@ function endSignal(
 ): void {
   const fired = entry.signal;
   const ended: Signal = { ...fired, status: 'ended', endedAt: at, endReason: reason, version: 2, ts: at };
-  const tokenActive = state.active.get(fired.tokenId);
-  tokenActive?.delete(entry.ruleName);
-  if (tokenActive?.size === 0) state.active.delete(fired.tokenId);
-  const history = state.history.get(historyKey(entry.ruleName, fired.tokenId));
-  if (history) history.cooldownUntil = at + entry.cooldownMs;
+  setActive(state, fired.tokenId, (state.active.get(fired.tokenId) ?? []).filter(([name]) => name !== entry.ruleName));
+  const key = historyKey(entry.ruleName, fired.tokenId);
+  const history = state.history.get(key);
+  if (history) state.history.set(key, { ...history, cooldownUntil: at + entry.cooldownMs });
   emitter.emit({ topic: SIGNAL_DRAFTS_TOPIC, key: ended.tokenId, value: ended, timestamp: ended.ts });
   result.ended.push(ended);
 }

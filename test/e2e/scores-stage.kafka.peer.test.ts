@@ -1,0 +1,131 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedHistory } from '../../infra/feeds/sim/runner.ts';
+import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
+import type { EventLog } from '../../infra/log/port.ts';
+import { startMockBroker, type MockBroker } from '../../infra/peers/kafka-mock-broker.ts';
+import { startSchemaRegistryServer, type SchemaRegistryServer } from '../../infra/peers/schema-registry-server.ts';
+import { ConfluentSchemaRegistry } from '../../infra/registry/confluent.ts';
+import { waitFor } from '../../infra/wait.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
+import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
+import { changelogTopic } from '../../processors/runtime/state/changelog.ts';
+import { scoresStage } from '../../processors/scores/scores.ts';
+import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
+import { Codec } from '../../schemas/codec.ts';
+import { runQuantToEnd } from '../helpers/pipeline.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
+
+/**
+ * The scores stage's tasks moving between two members of its group on the Kafka mock broker,
+ * each member with a data dir of its own: the second restores the tasks' state from the
+ * changelog (processors/runtime/state/changelog.ts), not from a shared volume, and the records
+ * equal those of one runtime on the file log (repeats of a handover carry the same record, so
+ * they are compared as distinct records).
+ */
+
+const WORLD = { seed: 909, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 12, authors: 100 };
+
+async function scoresOutputs(log: EventLog, codec: Codec): Promise<string[]> {
+  const lines: string[] = [];
+  for (const topic of [TOPICS.snapshots.name, TOPICS.signalDrafts.name, TOPICS.analogInputs.name]) {
+    for (const r of await readTopic(log, topic)) lines.push(`${topic} ${r.key} ${r.timestamp} ${JSON.stringify(await codec.decode(topic, r.value!))}`);
+  }
+  return [...new Set(lines)].sort();
+}
+
+describe('the scores stage moved between members with data dirs of their own, on the Kafka mock broker', () => {
+  let broker: MockBroker;
+  let registry: SchemaRegistryServer;
+  const dirs: string[] = [];
+  const logs: KafkaEventLog[] = [];
+  let local: Awaited<ReturnType<typeof openEmbedded>>;
+  let reference: string[];
+
+  const tempDir = async (name: string) => {
+    const dir = await mkdtemp(join(tmpdir(), `tqa-scores-${name}-`));
+    dirs.push(dir);
+    return dir;
+  };
+  const kafkaLog = (clientId: string) => {
+    const log = new KafkaEventLog({ brokers: [broker.brokers], clientId, idempotent: false, logger: pino({ level: 'silent' }), sessionTimeoutMs: 6_000 });
+    logs.push(log);
+    return log;
+  };
+
+  beforeAll(async () => {
+    [broker, registry] = await Promise.all([startMockBroker(), startSchemaRegistryServer()]);
+    const dir = await tempDir('reference');
+    local = await openEmbedded(dir);
+    await seedHistory({ log: local.log, codec: local.codec, dataDir: dir, ...WORLD });
+    await runQuantToEnd(dir, local.log, local.codec);
+    reference = await scoresOutputs(local.log, local.codec);
+  }, 300_000);
+
+  afterAll(async () => {
+    await local?.log.close();
+    for (const log of logs) await log.close();
+    await Promise.all([broker?.stop(), registry?.close()]);
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  it('restores the tasks from the changelog in the second member and writes the records one runtime writes', async () => {
+    const log = kafkaLog('scores-test');
+    await log.ensureTopics(CATALOGUE);
+    const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
+    await codec.registerTopics(CATALOGUE.map((t) => t.name));
+    const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(local.log, topic) })));
+    const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
+    const cut = times[Math.floor(times.length / 2)];
+    const append = async (keep: (ts: number) => boolean) => {
+      for (const { topic, records } of input) {
+        const chosen = records.filter((r) => keep(r.timestamp));
+        const values = await Promise.all(chosen.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
+        if (values.length > 0) await log.append(topic, values);
+      }
+    };
+    await append((ts) => ts < cut);
+
+    const engine = new ProcessorRuntime<unknown>({ processor: quantEngine, log: kafkaLog('engine'), codec, checkpoints: new FileCheckpoints(join(await tempDir('engine'), 'state')), logger: silentLogger, checkpointIntervalMs: 100 });
+    const member = async (name: string) => {
+      const memberLog = kafkaLog(name);
+      const checkpoints = localCheckpoints(join(await tempDir(name), 'state'), scoresStage, silentLogger, memberLog);
+      return new ProcessorRuntime<unknown>({ processor: scoresStage, log: memberLog, codec, checkpoints, logger: pino({ level: 'warn' }), checkpointIntervalMs: 100, maxBatchRecords: 300 });
+    };
+    const first = await member('stage-1');
+    const second = await member('stage-2');
+    void engine.start();
+    void first.start();
+    const changelog = changelogTopic(scoresStage).name;
+    await waitFor(
+      async () => {
+        const ends = await log.endOffsets(changelog).catch((e: unknown) => { console.log('ends failed', String(e)); return []; });
+        console.log('DEBUG', JSON.stringify(ends), first.stats, engine.stats);
+        return ends.length > 0 && ends.every((p) => p.offset > 1); // past its claim
+      },
+      'the first member to checkpoint every task',
+      120_000,
+    );
+    await first.stop();
+    void second.start();
+    await append((ts) => ts >= cut);
+    await waitFor(() => engine.caughtUp(), 'the engine', 180_000);
+    await engine.stop();
+    await waitFor(() => second.caughtUp(), 'the second member to finish', 180_000);
+    await second.stop();
+
+    // The second member went on from the first's checkpoints: it did not handle the whole input again.
+    let stageInput = 0;
+    for (const topic of scoresStage.inputs) for (const e of await log.endOffsets(topic)) stageInput += e.offset;
+    expect(first.stats.processed).toBeGreaterThan(0);
+    expect(second.stats.processed).toBeLessThan(stageInput);
+    expect(reference.length).toBeGreaterThan(1_000);
+    expect(await scoresOutputs(log, codec)).toEqual(reference);
+  }, 600_000);
+});
