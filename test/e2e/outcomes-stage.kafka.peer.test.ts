@@ -18,7 +18,7 @@ import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { runQuantToEnd } from '../helpers/pipeline.ts';
-import { readTopic } from '../helpers/read-topic.ts';
+import { engineInputInHalves, readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
@@ -83,16 +83,7 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
     // The reference's input, in two halves by event time: the engine, and with it the stage,
     // can get no further than the first until the second is appended.
-    const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(local.log, topic) })));
-    const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
-    const cut = times[Math.floor(times.length / 2)];
-    const append = async (keep: (ts: number) => boolean) => {
-      for (const { topic, records } of input) {
-        const chosen = records.filter((r) => keep(r.timestamp));
-        const values = await Promise.all(chosen.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
-        if (values.length > 0) await log.append(topic, values);
-      }
-    };
+    const { cut, append } = await engineInputInHalves(local, { log, codec });
     await append((ts) => ts < cut);
 
     // Members of one machine share the checkpoint dir: a member taking a partition over resumes from its checkpoint.

@@ -19,7 +19,7 @@ import { scoresStage } from '../../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { runQuantToEnd } from '../helpers/pipeline.ts';
-import { readTopic } from '../helpers/read-topic.ts';
+import { engineInputInHalves, readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
@@ -80,16 +80,7 @@ describe('the scores stage moved between members with data dirs of their own, on
     await log.ensureTopics(CATALOGUE);
     const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(local.log, topic) })));
-    const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
-    const cut = times[Math.floor(times.length / 2)];
-    const append = async (keep: (ts: number) => boolean) => {
-      for (const { topic, records } of input) {
-        const chosen = records.filter((r) => keep(r.timestamp));
-        const values = await Promise.all(chosen.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
-        if (values.length > 0) await log.append(topic, values);
-      }
-    };
+    const { cut, append } = await engineInputInHalves(local, { log, codec });
     await append((ts) => ts < cut);
 
     const engine = new ProcessorRuntime<unknown>({ processor: quantEngine, log: kafkaLog('engine'), codec, checkpoints: new FileCheckpoints(join(await tempDir('engine'), 'state')), logger: silentLogger, checkpointIntervalMs: 100 });

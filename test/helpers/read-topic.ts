@@ -1,4 +1,6 @@
 import type { EventLog, LogRecord } from '../../infra/log/port.ts';
+import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import type { Codec } from '../../schemas/codec.ts';
 
 /** Every retained record of a topic, partition by partition, in offset order. */
 export async function readTopic(log: EventLog, topic: string): Promise<LogRecord[]> {
@@ -12,4 +14,22 @@ export async function readTopic(log: EventLog, topic: string): Promise<LogRecord
     }
   }
   return out;
+}
+
+/**
+ * The quant engine's input in `from`, re-encoded for `to` (another log, with its own registry),
+ * to be appended in two parts split at the median event time, `cut`: whatever reads it can get
+ * no further than the first part until the second is appended.
+ */
+export async function engineInputInHalves(from: { log: EventLog; codec: Codec }, to: { log: EventLog; codec: Codec }): Promise<{ cut: number; append: (keep: (ts: number) => boolean) => Promise<void> }> {
+  const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(from.log, topic) })));
+  const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
+  const append = async (keep: (ts: number) => boolean) => {
+    for (const { topic, records } of input) {
+      const chosen = records.filter((r) => keep(r.timestamp));
+      const values = await Promise.all(chosen.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await to.codec.encode(topic, await from.codec.decode(topic, r.value!)) })));
+      if (values.length > 0) await to.log.append(topic, values);
+    }
+  };
+  return { cut: times[Math.floor(times.length / 2)], append };
 }
