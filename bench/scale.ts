@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
 import { seedHistory } from '../infra/feeds/sim/runner.ts';
-import { KafkaEventLog } from '../infra/log/kafka/kafka-log.ts';
+import type { EventLog } from '../infra/log/port.ts';
 import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
 import { startSchemaRegistryServer } from '../infra/peers/schema-registry-server.ts';
@@ -19,7 +19,9 @@ import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { StoreCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
+import { CATALOGUE } from '../schemas/catalogue.ts';
 import { openStore } from '../projections/open-store.ts';
+import { inputInHalves } from '../test/helpers/read-topic.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, killEngineHolderWithInputLeft, lastGroupJoin, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
 import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
@@ -204,11 +206,14 @@ async function onOneAndTwoThreads<Run extends { seconds: number }>(world: Seeded
 
 /**
  * The distributed mode on one machine, as `tqa peers` runs it: the Kafka mock broker, a schema
- * registry and ClickHouse, fresh for each call, with the world seeded into them, and the `tqa`
- * processes `runOn` starts, each on a data dir of its own (so a checkpoint moves only through
- * the store). Everything is stopped at the end.
+ * registry and ClickHouse, fresh for each call, and the `tqa` processes `runOn` starts, each on
+ * a data dir of its own (so a checkpoint moves only through the store). The world is seeded
+ * into an embedded log and copied to the broker in two halves by event time: the first before
+ * `runOn`, the second when it calls `appendRest`. Everything is stopped at the end.
  */
-async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEventLog; roles: RoleProcesses; newDir: () => Promise<string> }) => Promise<T>): Promise<T> {
+async function onPeers<T>(
+  runOn: (peers: { env: NodeJS.ProcessEnv; log: EventLog; roles: RoleProcesses; newDir: () => Promise<string>; appendRest: () => Promise<void> }) => Promise<T>,
+): Promise<T> {
   const dirs: string[] = [];
   const newDir = async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tqa-bench-scale-'));
@@ -217,7 +222,7 @@ async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEve
   };
   const [broker, registry, clickhouse] = await Promise.all([startMockBroker(), startSchemaRegistryServer(), startClickHouseServer()]);
   const roles = new RoleProcesses();
-  const log = new KafkaEventLog({ brokers: [broker.brokers], clientId: 'bench-scale', idempotent: false, logger: pino({ level: 'silent' }) });
+  let kafka: LogServices | undefined;
   try {
     const env = {
       ...process.env,
@@ -231,11 +236,17 @@ async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEve
       TQA_SIM: 'off',
       LOG_LEVEL: 'info',
     };
-    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: { ...env, TQA_DATA_DIR: await newDir() } });
-    return await runOn({ env, log, roles, newDir });
+    const seeded = { ...env, TQA_LOG: 'embedded', TQA_STORE: 'duckdb', TQA_DATA_DIR: await newDir() };
+    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: seeded });
+    const history = await openLogServices(loadConfig(seeded), logger);
+    kafka = await openLogServices(loadConfig(env), logger);
+    const { cut, append } = await inputInHalves(history, kafka, CATALOGUE.map((t) => t.name));
+    await history.close();
+    await append((ts) => ts < cut);
+    return await runOn({ env, log: kafka.log, roles, newDir, appendRest: () => append((ts) => ts >= cut) });
   } finally {
     await roles.stopAll();
-    await log.close();
+    await kafka?.close();
     await Promise.all([broker.stop(), registry.close(), clickhouse.stop()]);
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   }
@@ -243,7 +254,7 @@ async function onPeers<T>(runOn: (peers: { env: NodeJS.ProcessEnv; log: KafkaEve
 
 /** The quant engine's takeover by a replica after kill -9, in the distributed mode. */
 async function replicaTakeover(): Promise<void> {
-  await onPeers(async ({ env, log, roles, newDir }) => {
+  await onPeers(async ({ env, log, roles, newDir, appendRest }) => {
     // A checkpoint at every chunk of outputs, whatever a save costs: spaced by time, the first
     // could come at the end of this small world's catch-up, leaving the replica nothing to take over.
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
@@ -252,7 +263,7 @@ async function replicaTakeover(): Promise<void> {
     const store = await openStore(loadConfig(env), logger);
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, log, new StoreCheckpoints(store));
+      holder = await killEngineHolderWithInputLeft(roles, processors, log, new StoreCheckpoints(store), appendRest);
     } finally {
       await store.close();
     }
@@ -261,7 +272,6 @@ async function replicaTakeover(): Promise<void> {
     // Counted at once: the replica loads the engine's checkpoint only once the broker has moved the partitions, seconds after the kill.
     const loadsBefore = engineCheckpointLoads(replica).length;
     const atKill = await engineProgress(log);
-    if (atKill.committed >= atKill.end) throw new Error('the engine had finished its input before the kill: nothing to take over');
 
     let assignedAt: number | undefined;
     const resumedAt = await waitFor(
@@ -338,7 +348,8 @@ async function processorsAdded(): Promise<void> {
   const best = new Map<number, CatchUp>();
   let input = 0;
   for (const processes of [1, 2, 1, 2]) {
-    const caughtUp = await onPeers(async ({ env, log, roles, newDir }) => {
+    const caughtUp = await onPeers(async ({ env, log, roles, newDir, appendRest }) => {
+      await appendRest();
       input = (await Promise.all(quantEngine.inputs.map((topic) => log.endOffsets(topic)))).flat().reduce((sum, p) => sum + p.offset, 0);
       const started = performance.now();
       const startedAt = Date.now();

@@ -8,21 +8,24 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEY_FILE } from '../../api/demo-key.ts';
+import { openLogServices } from '../../infra/bootstrap.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
 import { loadConfig } from '../../infra/config.ts';
-import { KafkaEventLog } from '../../infra/log/kafka/kafka-log.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 import { openStore } from '../../projections/open-store.ts';
+import { CATALOGUE } from '../../schemas/catalogue.ts';
+import { inputInHalves } from '../helpers/read-topic.ts';
 import { engineProgress, holdsEngine, killEngineHolderWithInputLeft, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
  * (the Kafka mock broker, a schema registry, ClickHouse), a simulated history, then the roles
  * as separate processes, two of them processors, each on a data dir of its own as on two
- * machines. The processors process holding the engine's group is killed with -9 during its
- * catch-up; the other takes over from the checkpoint the first saved in the store. The API's
- * answers at the end equal those of the embedded mode over the same history, run without the fault.
+ * machines. The processors process holding the engine's group is killed with -9 once it has
+ * saved a checkpoint in the store, with the second half of the history just appended; the
+ * other takes over from that checkpoint. The API's answers at the end equal those of the
+ * embedded mode over the same history, run without the fault.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -91,9 +94,18 @@ describe('the distributed roles as separate processes on tqa peers', () => {
   });
 
   it('answers as the embedded mode does after the processors process holding the engine is killed with -9', async () => {
+    // One simulated history, in the embedded log of the reference run; the distributed run gets
+    // it in two halves by event time, the second appended just before the kill.
+    const embeddedDir = await newDir();
+    const embedded = await roleEnv(embeddedDir, { TQA_LOG: 'embedded', TQA_STORE: 'duckdb' });
+    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
     const distDir = await newDir();
     const dist = await roleEnv(distDir, peersEnv);
-    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: dist.env });
+    const history = await openLogServices(loadConfig(embedded.env), pino({ level: 'silent' }));
+    const kafka = await openLogServices(loadConfig(dist.env), pino({ level: 'silent' }));
+    const { cut, append } = await inputInHalves(history, kafka, CATALOGUE.map((t) => t.name));
+    await history.close();
+    await append((ts) => ts < cut);
 
     // A checkpoint at every chunk of outputs, whatever a save costs, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
@@ -102,17 +114,16 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const processorsEnv = async (i: number) => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1', TQA_HEALTH_PORT: String(healthPorts[i]) });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv(0)), roles.start(['start', '--roles', 'processors'], await processorsEnv(1))];
     const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
-    const log = new KafkaEventLog({ brokers: [peersEnv.KAFKA_BROKERS], clientId: 'distributed-roles-test', idempotent: false, logger: pino({ level: 'silent' }) });
     const store = await openStore(loadConfig(dist.env), pino({ level: 'silent' }));
     const sharedCheckpoints = new StoreCheckpoints(store);
     let atKill: { committed: number; end: number };
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, log, sharedCheckpoints);
+      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, () => append((ts) => ts >= cut));
       // Read after the kill: a commit the holder sent just before its last stop has landed by now.
-      atKill = await engineProgress(log);
+      atKill = await engineProgress(kafka.log);
     } finally {
-      await log.close();
+      await kafka.close();
       await store.close();
     }
     expect(atKill.committed, 'killed while the engine had input left').toBeLessThan(atKill.end);
@@ -129,9 +140,6 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     expect(report.providers.map((p: { name: string; status: string }) => `${p.name} ${p.status}`)).toEqual(['event_log ok', 'analytical_store ok']);
     expect(front.child.exitCode, front.stderr().slice(-2000)).toBeNull();
 
-    const embeddedDir = await newDir();
-    const embedded = await roleEnv(embeddedDir, { TQA_LOG: 'embedded', TQA_STORE: 'duckdb' });
-    await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
     const reference = roles.start(['start', '--roles', 'processors,projections,api'], embedded.env);
     const expected = await answers(embedded.api, embeddedDir);
     for (const proc of [standby, front, reference]) expect(await roles.stop(proc, 'SIGTERM'), proc.stderr().slice(-2000)).toBe(0);

@@ -18,7 +18,7 @@ import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { runQuantToEnd } from '../helpers/pipeline.ts';
-import { engineInputInHalves, readTopic } from '../helpers/read-topic.ts';
+import { inputInHalves, readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
@@ -83,7 +83,7 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
     // The reference's input, in two halves by event time: the engine, and with it the stage,
     // can get no further than the first until the second is appended.
-    const { cut, append } = await engineInputInHalves(local, { log, codec });
+    const { cut, append } = await inputInHalves(local, { log, codec });
     await append((ts) => ts < cut);
 
     // Members of one machine share the checkpoint dir: a member taking a partition over resumes from its checkpoint.

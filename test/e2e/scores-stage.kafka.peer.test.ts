@@ -19,7 +19,7 @@ import { scoresStage } from '../../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
 import { Codec } from '../../schemas/codec.ts';
 import { runQuantToEnd } from '../helpers/pipeline.ts';
-import { engineInputInHalves, readTopic } from '../helpers/read-topic.ts';
+import { inputInHalves, readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
@@ -80,7 +80,7 @@ describe('the scores stage moved between members with data dirs of their own, on
     await log.ensureTopics(CATALOGUE);
     const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    const { cut, append } = await engineInputInHalves(local, { log, codec });
+    const { cut, append } = await inputInHalves(local, { log, codec });
     await append((ts) => ts < cut);
 
     const engine = new ProcessorRuntime<unknown>({ processor: quantEngine, log: kafkaLog('engine'), codec, checkpoints: new FileCheckpoints(join(await tempDir('engine'), 'state')), logger: silentLogger, checkpointIntervalMs: 100 });

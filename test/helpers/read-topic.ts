@@ -17,12 +17,16 @@ export async function readTopic(log: EventLog, topic: string): Promise<LogRecord
 }
 
 /**
- * The quant engine's input in `from`, re-encoded for `to` (another log, with its own registry),
- * to be appended in two parts split at the median event time, `cut`: whatever reads it can get
- * no further than the first part until the second is appended.
+ * The records of `topics` (by default the quant engine's input) in `from`, re-encoded for `to`
+ * (another log, with its own registry), to be appended in two parts split at the median event
+ * time, `cut`: whatever reads them can get no further than the first part until the second is appended.
  */
-export async function engineInputInHalves(from: { log: EventLog; codec: Codec }, to: { log: EventLog; codec: Codec }): Promise<{ cut: number; append: (keep: (ts: number) => boolean) => Promise<void> }> {
-  const input = await Promise.all(quantEngine.inputs.map(async (topic) => ({ topic, records: await readTopic(from.log, topic) })));
+export async function inputInHalves(
+  from: { log: EventLog; codec: Codec },
+  to: { log: EventLog; codec: Codec },
+  topics: readonly string[] = quantEngine.inputs,
+): Promise<{ cut: number; append: (keep: (ts: number) => boolean) => Promise<void> }> {
+  const input = await Promise.all(topics.map(async (topic) => ({ topic, records: await readTopic(from.log, topic) })));
   const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
   const append = async (keep: (ts: number) => boolean) => {
     for (const { topic, records } of input) {

@@ -82,25 +82,29 @@ const RUN_SLICE_MS = 50;
 
 /**
  * Kills (-9) the one of `processors` holding the quant engine once the engine has committed a
- * checkpoint, has a copy of one in the store and has input left; resolves with it. Each look
- * is taken with the processes stopped (SIGSTOP), so that what it sees still holds when the
- * kill lands; between looks they run in short slices. The catch-up after the first checkpoint,
- * a second or two of work, so spans many looks, each one a chance to land the kill, rather
- * than racing polls that may all miss it while the processes run.
+ * checkpoint and has a copy of one in the store, with input left for it; resolves with it.
+ * Each look is taken with the processes stopped (SIGSTOP); between looks they run in short
+ * slices. The input left is the rest of the history, which `appendRest` appends at the look
+ * that finds the checkpoint, before the kill and while the holder is stopped: the holder
+ * cannot have worked through it, however fast it ran up to there.
  */
-export async function killEngineHolderWithInputLeft(roles: RoleProcesses, processors: RoleProcess[], log: EventLog, checkpoints: StoreCheckpoints): Promise<RoleProcess> {
+export async function killEngineHolderWithInputLeft(
+  roles: RoleProcesses,
+  processors: RoleProcess[],
+  log: EventLog,
+  checkpoints: StoreCheckpoints,
+  appendRest: () => Promise<void>,
+): Promise<RoleProcess> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
-    const progress = await engineCheckpointedInStore(log, checkpoints);
     const holder = processors.find(holdsEngine);
-    const inputLeft = progress !== undefined && progress.committed < progress.end;
-    const killed = inputLeft ? holder : undefined;
-    const code = killed ? await roles.stop(killed, 'SIGKILL') : undefined;
+    const checkpointed = holder !== undefined && (await engineCheckpointedInStore(log, checkpoints)) !== undefined;
+    if (checkpointed) await appendRest();
+    const code = checkpointed ? await roles.stop(holder, 'SIGKILL') : undefined;
     for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
     if (code !== undefined && code !== null) throw new Error(`the processors process holding the engine had exited by itself, with code ${code}`);
-    if (killed) return killed;
-    if (progress && !inputLeft) throw new Error(`the engine worked through all its input (${progress.end} records) before a look found a checkpoint of it in the store`);
+    if (checkpointed) return holder;
     if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
     await sleep(RUN_SLICE_MS);
   }
