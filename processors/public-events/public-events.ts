@@ -16,7 +16,8 @@ import type {
   TokenMeta,
 } from '../../schemas/records.ts';
 import type { InputRecord, Processor, ProcessorContext } from '../runtime/processor.ts';
-import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
+import { createKeyedDedupeState, firstKeyedDelivery, type KeyedDedupeState } from '../dedupe.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../runtime/state/tables.ts';
 import { sameSignals, scoresMoved, shareShifted, type Scores } from './rules.ts';
 
 /**
@@ -42,19 +43,26 @@ const REPEAT_WINDOW_MS = 30 * 24 * 3_600_000;
 
 export interface PublicEventsState {
   /** Ids of the signal, convergence and narrative records handled (their repeats change nothing). */
-  handled: DedupeState;
+  handled: KeyedDedupeState;
   /** Per token: the event time of the last snapshot handled; snapshots of a token come in time order. */
-  lastSnapshotAt: Map<string, number>;
+  lastSnapshotAt: KeyedTable<number>;
   /** Per token: its metadata versions, oldest first. */
-  tokens: Map<string, TokenRow[]>;
+  tokens: KeyedTable<TokenRow[]>;
   /** Per token: what the last token.score.updated said (or the first snapshot seen). */
-  scores: Map<string, PublishedScores>;
+  scores: KeyedTable<PublishedScores>;
   /** Per narrative: the 24 h attention share of the last narrative.shift (or the first seen). */
-  shares: Map<string, number>;
+  shares: KeyedTable<number>;
 }
 
-export function createPublicEventsState(): PublicEventsState {
-  return { handled: createDedupeState(REPEAT_WINDOW_MS), lastSnapshotAt: new Map(), tokens: new Map(), scores: new Map(), shares: new Map() };
+/** Every part per token, narrative or hour, so the task's store checkpoints only what changed. */
+export function createPublicEventsState(_partition = 0, tables: TableSource = IN_MEMORY_TABLES): PublicEventsState {
+  return {
+    handled: createKeyedDedupeState(REPEAT_WINDOW_MS, tables, 'handled'),
+    lastSnapshotAt: tables.table('last-snapshot-at'),
+    tokens: tables.table('tokens'),
+    scores: tables.table('scores'),
+    shares: tables.table('shares'),
+  };
 }
 
 interface Audience {
@@ -77,7 +85,8 @@ function publish(ctx: ProcessorContext, type: PublicEventType, sourceId: string,
 }
 
 function onTokenMeta(state: PublicEventsState, meta: TokenMeta): void {
-  const versions = state.tokens.get(meta.tokenId) ?? [];
+  // A copy: a table's value changes only by setting a new one.
+  const versions = [...(state.tokens.get(meta.tokenId) ?? [])];
   const row = snakeKeys(meta);
   const at = versions.findIndex((v) => v.ts >= meta.ts);
   if (at === -1) versions.push(row);
@@ -93,7 +102,7 @@ function tokenAsOf(state: PublicEventsState, tokenId: string, ts: number): Reado
 }
 
 function onSignal(state: PublicEventsState, signal: Signal, ctx: ProcessorContext): void {
-  if (!firstDelivery(state.handled, `signal:${signal.signalId}:${signal.status}`, signal.ts)) return;
+  if (!firstKeyedDelivery(state.handled, `signal:${signal.signalId}:${signal.status}`, signal.ts)) return;
   const type = signal.status === 'active' ? 'signal.created' : 'signal.ended';
   const data = presentSignal(signal, tokenAsOf(state, signal.tokenId, signal.ts));
   publish(ctx, type, signal.signalId, signal.ts, signal.tokenId, { tokenId: signal.tokenId, ...EVERYONE }, data);
@@ -121,14 +130,14 @@ function onSnapshot(state: PublicEventsState, s: QuantSnapshot, ctx: ProcessorCo
 }
 
 function onConvergence(state: PublicEventsState, e: ConvergenceEvent, ctx: ProcessorContext): void {
-  if (!firstDelivery(state.handled, `convergence:${e.eventId}`, e.ts)) return;
+  if (!firstKeyedDelivery(state.handled, `convergence:${e.eventId}`, e.ts)) return;
   // A manual cohort's convergence is for its owner (and team) only; channels filter on these.
   const audience = { tokenId: e.tokenId, ownerKeyId: e.ownerKeyId, teamId: e.teamId };
   publish(ctx, 'cohort.convergence', e.eventId, e.ts, e.tokenId, audience, presentCohortConvergence(e, tokenAsOf(state, e.tokenId, e.ts)));
 }
 
 function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: ProcessorContext): void {
-  if (!firstDelivery(state.handled, `narrative:${b.narrative}@${b.bucketStart}@${b.ts}`, b.ts)) return;
+  if (!firstKeyedDelivery(state.handled, `narrative:${b.narrative}@${b.bucketStart}@${b.ts}`, b.ts)) return;
   const share = b.attentionShare24h;
   if (share === null) return;
   const previous = state.shares.get(b.narrative);
@@ -144,7 +153,9 @@ function onNarrative(state: PublicEventsState, b: NarrativeBucket, ctx: Processo
 
 export const publicEvents: Processor<PublicEventsState> = {
   name: 'public-events',
-  stateVersion: 3,
+  // 4: the state is kept per token, narrative and hour in tables (runtime/state).
+  stateVersion: 4,
+  keyedState: true,
   inputs: [TOPICS.tokens.name, TOPICS.signals.name, TOPICS.snapshots.name, TOPICS.cohortEvents.name, TOPICS.narratives.name],
   // Narratives are keyed by slug, the others by token: not co-partitioned, so one task sees them all.
   parallelism: 'single',

@@ -8,6 +8,7 @@ import { presentSignal } from '../../presenters/signal.ts';
 import { toWire } from '../../presenters/wire.ts';
 import { publicEvents } from '../../processors/public-events/public-events.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { snakeKeys } from '../../infra/store/snake-keys.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
@@ -21,15 +22,18 @@ import { waitFor } from '../../infra/wait.ts';
 /**
  * The public-events processor through the real runtime over a simulated day: every event
  * encodes and validates (nothing dead-lettered), a signal's data is the signal object as
- * the API presents it, and a second run from scratch gives the same events byte for byte.
+ * the API presents it, and a second run from scratch gives the same events byte for byte,
+ * the first with the state in the task's store on disk, the second in Maps.
  */
 
 let dir: string;
 let log: FileEventLog;
 let codec: Codec;
 
-async function runToEnd(stateDir: string): Promise<void> {
-  const runtime = new ProcessorRuntime({ processor: publicEvents, log, codec, checkpoints: new FileCheckpoints(join(dir, stateDir)), logger: silentLogger });
+/** `keyed`: the state in the task's store on disk, checkpointed per key; otherwise in Maps, checkpointed whole. */
+async function runToEnd(stateDir: string, keyed: boolean): Promise<void> {
+  const checkpoints = keyed ? localCheckpoints(join(dir, stateDir), publicEvents, silentLogger) : new FileCheckpoints(join(dir, stateDir));
+  const runtime = new ProcessorRuntime({ processor: publicEvents, log, codec, checkpoints, logger: silentLogger });
   void runtime.start();
   await waitFor(() => runtime.caughtUp(), 'the public-events processor', 120_000);
   await runtime.stop();
@@ -53,7 +57,7 @@ afterAll(async () => {
 
 describe('public events over a simulated day', () => {
   it('derives valid events with the API serialisation and the same ids and bytes on a second run', async () => {
-    await runToEnd('state-a');
+    await runToEnd('state-a', true);
     const first = await decoded<PublicEvent>(TOPICS.publicEvents.name);
     const types = new Set(first.map((e) => e.type));
     expect(types).toContain('token.score.updated');
@@ -68,8 +72,8 @@ describe('public events over a simulated day', () => {
     const signal = signals.find((s) => s.status === 'active' && JSON.parse(created.data).id === s.signalId)!;
     expect(JSON.parse(created.data)).toEqual(toWire(presentSignal(signal, tokens)));
 
-    // From scratch (no checkpoint): the same events again, so subscribers deduplicate on the ids.
-    await runToEnd('state-b');
+    // From scratch (no checkpoint), the tables in Maps: the same events again, so subscribers deduplicate on the ids.
+    await runToEnd('state-b', false);
     const all = await decoded<PublicEvent>(TOPICS.publicEvents.name);
     const times = new Map<string, number>();
     for (const e of all) times.set(JSON.stringify(e), (times.get(JSON.stringify(e)) ?? 0) + 1);

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publicEvents } from '../../processors/public-events/public-events.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
 import { StateStoreError, TaskStateStore, TaskTakenOverError } from '../../processors/runtime/state/task-store.ts';
 
 /** A task's state store (processors/runtime/state): given changes, then what a commit writes and what a reopen finds. */
@@ -109,5 +112,16 @@ describe('a task state store', () => {
     const opening = TaskStateStore.open(file, 1);
     await expect(opening).rejects.toThrow(StateStoreError);
     await expect(opening).rejects.toThrow(new RegExp(`${file.replaceAll('/', '\\/')}.*delete .* to rebuild`));
+  });
+
+  it('given a whole-state checkpoint of an earlier version beside it, logs that the task rebuilds from offset 0', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    await mkdir(join(dir, publicEvents.name), { recursive: true });
+    await writeFile(join(dir, publicEvents.name, '0.ckpt'), 'saved whole');
+    const checkpoint = await localCheckpoints(dir, publicEvents, logger).load(publicEvents.name, 0);
+    expect(checkpoint?.positions).toEqual({});
+    const said = lines.map((line) => JSON.parse(line) as { msg: string; file: string });
+    expect(said).toContainEqual(expect.objectContaining({ msg: expect.stringContaining('rebuilds its state from offset 0'), file: join(dir, publicEvents.name, '0.ckpt') }));
   });
 });

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { access } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { EventLog } from '../../../infra/log/port.ts';
 import type { Logger } from '../../../infra/logging.ts';
 import type { Processor } from '../processor.ts';
@@ -67,6 +68,11 @@ export class KeyedCheckpoints implements CheckpointStore {
       const file = join(this.dir, encodeURIComponent(this.processor.name), `${task}.lmdb`);
       const opened = await TaskStateStore.open(file, this.processor.stateVersion);
       if (opened.reset) this.logger?.info({ processor: this.processor.name, task, file }, 'the store file was of another state version or an earlier format: emptied, the task rebuilds its state from offset 0');
+      // A processor whose state was saved whole before it was keyed leaves that file beside the new store.
+      const wholeState = join(dirname(file), `${task}.ckpt`);
+      if (opened.store.position() === undefined && (await access(wholeState).then(() => true, () => false))) {
+        this.logger?.info({ processor: this.processor.name, task, file: wholeState }, 'the task kept its state whole before this version and now keeps it per key: it rebuilds its state from offset 0');
+      }
       this.stores.set(task, (store = opened.store));
     }
     return store;
