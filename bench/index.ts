@@ -13,6 +13,7 @@ import { benchLog } from './log.ts';
 import { benchPipeline } from './pipeline.ts';
 import { benchPipelineKafka } from './pipeline-kafka.ts';
 import { benchPush } from './push.ts';
+import { benchRestore } from './restore.ts';
 import { formatTable, machineLine, mergeRows, notMeasured, readStoredRows, renderResultsMarkdown, renderStartFigures, resultRows, writeStoredRows, type StoredRow } from './results.ts';
 import { benchScale } from './scale.ts';
 import { benchStart } from './start.ts';
@@ -29,6 +30,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   api: benchApi,
   start: benchStart,
   growth: benchGrowth,
+  restore: benchRestore,
   push: benchPush,
   stream: benchStream,
   backtest: benchBacktest,

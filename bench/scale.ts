@@ -7,7 +7,9 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { openLogServices, type LogServices } from '../infra/bootstrap.ts';
 import { loadConfig, type Config } from '../infra/config.ts';
-import { seedHistory } from '../infra/feeds/sim/runner.ts';
+import { Simulator } from '../infra/feeds/sim/engine.ts';
+import { DEFAULT_AUTHORS, DEFAULT_TOKENS, seedHistory } from '../infra/feeds/sim/runner.ts';
+import { partitionForKey } from '../infra/log/partitioner.ts';
 import type { EventLog } from '../infra/log/port.ts';
 import { startClickHouseServer } from '../infra/peers/clickhouse-server.ts';
 import { startMockBroker } from '../infra/peers/kafka-mock-broker.ts';
@@ -17,9 +19,10 @@ import { analogsStage } from '../processors/analogs/analogs.ts';
 import { PROCESSORS } from '../processors/index.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { StoreCheckpoints } from '../processors/runtime/checkpoints/store.ts';
+import type { Processor } from '../processors/runtime/processor.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
-import { CATALOGUE } from '../schemas/catalogue.ts';
+import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { openStore } from '../projections/open-store.ts';
 import { inputInHalves } from '../test/helpers/read-topic.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, killEngineHolderWithInputLeft, lastGroupJoin, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
@@ -36,22 +39,32 @@ const logger = pino({ level: 'warn' });
 /** A world the mock broker holds whole (it keeps about 5 MB per partition). */
 const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '120', '--end', '2026-06-01T00:00:00Z'];
 
+/** Task counts the work balance is simulated for, beyond the 2 cores the rest is timed on. */
+const BALANCE_TASKS = [4, 8, 16, 32];
+/** Days of the worlds the work balance is simulated on: the default world's week (`tqa sim history`). */
+const BALANCE_DAYS = 7;
+/** Multiples of the default world's tokens the work balance is simulated on. */
+const BALANCE_MULTIPLES = [1, 10];
+
 /**
- * Scale-out, in five parts. The quant engine and the stages cut from it, a thread each, all
- * at once on the 2 cores against one after the other, and two independent copies of the
- * engine at once against one, the bound of the first; the outcomes stage (a task per
- * partition) on 2 threads against 1. Then the distributed mode on one machine (the Kafka mock
- * broker, a schema registry and ClickHouse, as `tqa peers` runs them): how long a processors
- * replica takes to take the quant engine over from one killed with -9 (two `tqa start --roles
- * processors` processes on data dirs of their own, so the replica restores the checkpoint the
- * other saved in the store), from the kill to the replica's first commit of input beyond what
- * the killed one had committed, against the broker's session timeout, which it waits before
- * moving the partitions; and how fast the processors catch up with a second process added,
- * and the CPU one process uses once caught up, its stages waiting for input.
+ * Scale-out, in five parts, after the work balance beyond two cores by simulation (its speed-up
+ * printed once the first part has timed the stages). The quant engine and the stages cut from
+ * it, a thread each, all at once on the 2 cores against one after the other, and two
+ * independent copies of the engine at once against one, the bound of the first; the outcomes
+ * stage (a task per partition) on 2 threads against 1. Then the distributed mode on one
+ * machine (the Kafka mock broker, a schema registry and ClickHouse, as `tqa peers` runs them):
+ * how long a processors replica takes to take the quant engine over from one killed with -9
+ * (two `tqa start --roles processors` processes on data dirs of their own, so the replica
+ * restores the checkpoint the other saved in the store), from the kill to the replica's first
+ * commit of input beyond what the killed one had committed, against the broker's session
+ * timeout, which it waits before moving the partitions; and how fast the processors catch up
+ * with a second process added, and the CPU one process uses once caught up, its stages
+ * waiting for input.
  */
 export async function benchScale(): Promise<void> {
+  const balance = workBalance();
   await onSeededWorld(ENGINE_DAYS, quantEngine.inputs, undefined, async (world) => {
-    await engineOnThreads(world);
+    serialSpeedUps(balance, await engineOnThreads(world));
     await engineCopiesOnThreads(world);
   });
   await onSeededWorld(STAGE_DAYS, outcomesStage.inputs, (config, services) => runToEnd(quantEngine, config, services, logger), stageOnThreads);
@@ -59,14 +72,115 @@ export async function benchScale(): Promise<void> {
   await processorsAdded();
 }
 
+/** A simulated world's token-keyed work spread over tasks: the largest task's share of it, per task count. */
+interface WorkBalance {
+  /** Multiple of the default world's tokens. */
+  multiple: number;
+  /** Tokens with market ticks in the simulated days, and their ticks: the work. */
+  tokens: number;
+  work: number;
+  /** Task count → the largest task's share of the work (1/N when balanced). */
+  largestShare: Map<number, number>;
+}
+
+const worldName = (multiple: number) => (multiple === 1 ? 'default world' : `${multiple}× tokens`);
+
+/**
+ * How evenly the partitioned stages' work would spread over more tasks than the 2 cores here
+ * run: the default world and 10× its tokens simulated (no log, no engine, so it is cheap), each
+ * token's work put on the partition of its id both logs give (murmur2), for BALANCE_TASKS
+ * partitions. Work per token = its market ticks: the partitioned stages' inputs are keyed by
+ * token, the ticks themselves (outcomes) and what the engine writes as a token trades (feature
+ * snapshots and score inputs for scores, outcome subjects). Mentions, which also make
+ * snapshots, are a token's only once the engine has resolved them, so they are left out.
+ */
+function workBalance(): WorkBalance[] {
+  const started = performance.now();
+  const balance = BALANCE_MULTIPLES.map((multiple) => {
+    const ticks = [...marketTicksPerToken(DEFAULT_TOKENS * multiple)];
+    const work = ticks.reduce((sum, [, n]) => sum + n, 0);
+    const largestShare = new Map(
+      BALANCE_TASKS.map((tasks) => {
+        const perTask = new Array<number>(tasks).fill(0);
+        for (const [tokenId, n] of ticks) perTask[partitionForKey(tokenId, tasks)] += n;
+        return [tasks, Math.max(...perTask) / work];
+      }),
+    );
+    return { multiple, tokens: ticks.length, work, largestShare };
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const heads = balance.map((b) => `${worldName(b.multiple)} (${b.tokens.toLocaleString('en-US')} tokens, ${b.work.toLocaleString('en-US')} ticks)`);
+  process.stdout.write(
+    `work balance beyond two cores, by simulation (${BALANCE_DAYS} days, seed 1, simulated in ${seconds.toFixed(1)} s): work per token = its market ticks, ` +
+      `on the partition murmur2 of its id gives, as in both logs; the largest task's work against the mean (1/N of it)\n` +
+      balanceTable(heads, (b, tasks) => `${(b.largestShare.get(tasks)! * tasks).toFixed(2)}×`, balance),
+  );
+  const most = Math.max(...BALANCE_TASKS);
+  for (const b of balance)
+    report({
+      figure: `largest of ${most} tasks against the mean, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
+      value: b.largestShare.get(most)! * most,
+      unit: '×',
+      note: `work per token = its market ticks (${b.work.toLocaleString('en-US')} ticks of ${b.tokens.toLocaleString('en-US')} tokens), on the partition murmur2 of the token id gives; 1 is a perfect balance`,
+    });
+  return balance;
+}
+
+/** Market ticks per token id in BALANCE_DAYS of the world seedHistory makes with seed 1 and `tokens` tokens, ending where the bench's worlds end. */
+function marketTicksPerToken(tokens: number): Map<string, number> {
+  const endMs = Date.UTC(2026, 5, 1);
+  const sim = Simulator.start({ seed: 1, tokens, authors: DEFAULT_AUTHORS, startMs: endMs - BALANCE_DAYS * 86_400_000 });
+  const ticks = new Map<string, number>();
+  while (sim.clockMs < endMs) for (const r of sim.step()) if (r.topic === TOPICS.market.name) ticks.set(r.key, (ticks.get(r.key) ?? 0) + 1);
+  return ticks;
+}
+
+/** A row per task count, a column per world: `cell` right-aligned under each world's head. */
+function balanceTable(heads: string[], cell: (b: WorkBalance, tasks: number) => string, balance: WorkBalance[]): string {
+  const line = (first: string, cells: string[]) => `  ${first.padStart(5)}  ${cells.map((c, i) => c.padStart(heads[i].length)).join('  ')}\n`;
+  return line('tasks', heads) + BALANCE_TASKS.map((tasks) => line(String(tasks), balance.map((b) => cell(b, tasks)))).join('');
+}
+
+/** A stage's seconds in the run of the engine's stages one after the other, and whether it has a task per partition. */
+type StageTime = Pick<Processor<unknown>, 'name' | 'parallelism'> & { seconds: number };
+
+/**
+ * Amdahl's bound on the simulated balance, with a core per task: the single-task stages' share
+ * s of the stage time stays serial and the partitioned stages' part lasts as long as their
+ * largest task, so N tasks allow 1 / (s + (1 − s) × the largest task's share). s comes from the
+ * engine's stages timed one after the other on the default world; the 10× world gets the same s.
+ */
+function serialSpeedUps(balance: WorkBalance[], stages: StageTime[]): void {
+  const seconds = (of: StageTime[]) => of.reduce((sum, s) => sum + s.seconds, 0);
+  const single = stages.filter((s) => s.parallelism === 'single');
+  const serial = seconds(single) / seconds(stages);
+  const speedUp = (largestShare: number) => 1 / (serial + (1 - serial) * largestShare);
+  const partitioned = stages.filter((s) => s.parallelism === 'partition').map((s) => s.name);
+  process.stdout.write(
+    `  speed-up the serial stages allow, a core per task, 1 / (s + (1 − s) × the largest task's share): s = ${serial.toFixed(2)}, the share of ` +
+      `${single.map((s) => s.name).join(' and ')} (a task each) in the stage times one after the other above, ${partitioned.join(', ')} a task per partition ` +
+      `(the outcomes and public-events stages, not timed there, left out)\n` +
+      balanceTable(balance.map((b) => worldName(b.multiple)), (b, tasks) => `${speedUp(b.largestShare.get(tasks)!).toFixed(2)}×`, balance),
+  );
+  const most = Math.max(...BALANCE_TASKS);
+  for (const b of balance)
+    report({
+      figure: `speed-up the serial stages allow at ${most} tasks, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
+      value: speedUp(b.largestShare.get(most)!),
+      unit: '×',
+      baseline: { name: `${most} tasks of equal work`, value: speedUp(1 / most) },
+      note: `s = ${serial.toFixed(2)}, the single-task stages' share of the engine's stages one after the other (embedded, ${ENGINE_DAYS} days, default world)`,
+    });
+}
+
 /**
  * What the single-task engine did, now the engine and the stages it feeds that took its work
  * over (scores, a task per partition; analogs, one task), each on a worker thread of its own
  * (TQA_STAGE_THREADS=1) as `tqa start` runs them: together on the 2 cores against one after
  * the other. Timed from the threads' start to every group committed to its inputs' ends;
- * events are the engine's input records.
+ * events are the engine's input records. Returns each stage's time one after the other.
  */
-async function engineOnThreads(world: SeededWorld): Promise<void> {
+async function engineOnThreads(world: SeededWorld): Promise<StageTime[]> {
   const stages = [quantEngine, scoresStage, analogsStage];
   const config = (base: Config): Config => ({ ...base, TQA_STAGE_THREADS: 1 });
   const sum = (values: number[]) => values.reduce((x, y) => x + y, 0);
@@ -94,6 +208,7 @@ async function engineOnThreads(world: SeededWorld): Promise<void> {
     target: timesBaseline(1.7),
     note: `the engine, the scores stage (4 tasks) and the analogs stage, a thread each; the faster of two runs each; the process kept ${cores.apart.toFixed(2)} cores busy one after the other, ${cores.atOnce.toFixed(2)} at once`,
   });
+  return stages.map(({ name, parallelism }, i) => ({ name, parallelism, seconds: one.apart[i] }));
 }
 
 /**
@@ -208,11 +323,11 @@ async function onOneAndTwoThreads<Run extends { seconds: number }>(world: Seeded
  * The distributed mode on one machine, as `tqa peers` runs it: the Kafka mock broker, a schema
  * registry and ClickHouse, fresh for each call, and the `tqa` processes `runOn` starts, each on
  * a data dir of its own (so a checkpoint moves only through the store). The world is seeded
- * into an embedded log and copied to the broker in two halves by event time: the first before
- * `runOn`, the second when it calls `appendRest`. Everything is stopped at the end.
+ * into an embedded log and copied to the broker in two halves by event time, when `runOn`
+ * calls `appendFirst` and `appendRest`. Everything is stopped at the end.
  */
 async function onPeers<T>(
-  runOn: (peers: { env: NodeJS.ProcessEnv; log: EventLog; roles: RoleProcesses; newDir: () => Promise<string>; appendRest: () => Promise<void> }) => Promise<T>,
+  runOn: (peers: { env: NodeJS.ProcessEnv; log: EventLog; roles: RoleProcesses; newDir: () => Promise<string>; history: { appendFirst: () => Promise<void>; appendRest: () => Promise<void> } }) => Promise<T>,
 ): Promise<T> {
   const dirs: string[] = [];
   const newDir = async () => {
@@ -238,12 +353,11 @@ async function onPeers<T>(
     };
     const seeded = { ...env, TQA_LOG: 'embedded', TQA_STORE: 'duckdb', TQA_DATA_DIR: await newDir() };
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: seeded });
-    const history = await openLogServices(loadConfig(seeded), logger);
+    const seededLog = await openLogServices(loadConfig(seeded), logger);
     kafka = await openLogServices(loadConfig(env), logger);
-    const { cut, append } = await inputInHalves(history, kafka, CATALOGUE.map((t) => t.name));
-    await history.close();
-    await append((ts) => ts < cut);
-    return await runOn({ env, log: kafka.log, roles, newDir, appendRest: () => append((ts) => ts >= cut) });
+    const { cut, append } = await inputInHalves(seededLog, kafka, CATALOGUE.map((t) => t.name));
+    await seededLog.close();
+    return await runOn({ env, log: kafka.log, roles, newDir, history: { appendFirst: () => append((ts) => ts < cut), appendRest: () => append((ts) => ts >= cut) } });
   } finally {
     await roles.stopAll();
     await kafka?.close();
@@ -254,7 +368,7 @@ async function onPeers<T>(
 
 /** The quant engine's takeover by a replica after kill -9, in the distributed mode. */
 async function replicaTakeover(): Promise<void> {
-  await onPeers(async ({ env, log, roles, newDir, appendRest }) => {
+  await onPeers(async ({ env, log, roles, newDir, history }) => {
     // A checkpoint at every chunk of outputs, whatever a save costs: spaced by time, the first
     // could come at the end of this small world's catch-up, leaving the replica nothing to take over.
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
@@ -263,7 +377,7 @@ async function replicaTakeover(): Promise<void> {
     const store = await openStore(loadConfig(env), logger);
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, log, new StoreCheckpoints(store), appendRest);
+      holder = await killEngineHolderWithInputLeft(roles, processors, log, new StoreCheckpoints(store), history);
     } finally {
       await store.close();
     }
@@ -348,8 +462,9 @@ async function processorsAdded(): Promise<void> {
   const best = new Map<number, CatchUp>();
   let input = 0;
   for (const processes of [1, 2, 1, 2]) {
-    const caughtUp = await onPeers(async ({ env, log, roles, newDir, appendRest }) => {
-      await appendRest();
+    const caughtUp = await onPeers(async ({ env, log, roles, newDir, history }) => {
+      await history.appendFirst();
+      await history.appendRest();
       input = (await Promise.all(quantEngine.inputs.map((topic) => log.endOffsets(topic)))).flat().reduce((sum, p) => sum + p.offset, 0);
       const started = performance.now();
       const startedAt = Date.now();

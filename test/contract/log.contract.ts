@@ -87,6 +87,24 @@ export function describeLogContract(name: string, open: () => Promise<LogUnderTe
       expect(await log.listTopics()).toContain(spec.name);
     });
 
+    it('reads any range of any partition exactly, at once, again, backwards and past records appended since', async () => {
+      const spec = topicSpec('ranges');
+      await log.ensureTopics([spec]);
+      const keys = Array.from({ length: 200 }, (_, i) => `k-${i}`);
+      await log.append(spec.name, keys.map((key, i) => ({ key, value: Buffer.from(String(i)) })));
+      const expected = (partition: number, from: number, max: number) =>
+        keys.map((key, i) => ({ key, i })).filter(({ key }) => partitionForKey(key, PARTITIONS) === partition).slice(from, from + max).map(({ i }) => String(i));
+      const values = (records: LogRecord[]) => records.map((r) => r.value?.toString());
+
+      const whole = await Promise.all([0, 1, 2, 3].map((p) => log.read(spec.name, p, 0, 1_000)));
+      whole.forEach((records, p) => expect(values(records)).toEqual(expected(p, 0, 1_000)));
+      expect(values(await log.read(spec.name, 2, 10, 5))).toEqual(expected(2, 10, 5));
+      expect(values(await log.read(spec.name, 2, 3, 4))).toEqual(expected(2, 3, 4));
+      expect(await log.read(spec.name, 1, whole[1].length, 10)).toEqual([]);
+      const [later] = await log.append(spec.name, [{ key: keys[0], value: Buffer.from('later') }]);
+      expect(values(await log.read(spec.name, later.partition, later.offset - 1, 10))).toEqual([expected(later.partition, later.offset - 1, 1)[0], 'later']);
+    });
+
     it('places keyed records by the shared partitioner and keeps null values', async () => {
       const spec = topicSpec('partitioning');
       await log.ensureTopics([spec]);

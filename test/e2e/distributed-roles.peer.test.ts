@@ -95,7 +95,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
 
   it('answers as the embedded mode does after the processors process holding the engine is killed with -9', async () => {
     // One simulated history, in the embedded log of the reference run; the distributed run gets
-    // it in two halves by event time, the second appended just before the kill.
+    // it in two halves by event time, the first once the processes have joined, the second just before the kill.
     const embeddedDir = await newDir();
     const embedded = await roleEnv(embeddedDir, { TQA_LOG: 'embedded', TQA_STORE: 'duckdb' });
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
@@ -105,7 +105,6 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const kafka = await openLogServices(loadConfig(dist.env), pino({ level: 'silent' }));
     const { cut, append } = await inputInHalves(history, kafka, CATALOGUE.map((t) => t.name));
     await history.close();
-    await append((ts) => ts < cut);
 
     // A checkpoint at every chunk of outputs, whatever a save costs, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
@@ -119,7 +118,10 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     let atKill: { committed: number; end: number };
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, () => append((ts) => ts >= cut));
+      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, {
+        appendFirst: () => append((ts) => ts < cut),
+        appendRest: () => append((ts) => ts >= cut),
+      });
       // Read after the kill: a commit the holder sent just before its last stop has landed by now.
       atKill = await engineProgress(kafka.log);
     } finally {

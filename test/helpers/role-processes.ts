@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../infra/peers/peer-process.ts';
 import type { EventLog } from '../../infra/log/port.ts';
+import { waitFor } from '../../infra/wait.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import type { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 
@@ -83,24 +84,35 @@ const RUN_SLICE_MS = 50;
 /**
  * Kills (-9) the one of `processors` holding the quant engine once the engine has committed a
  * checkpoint and has a copy of one in the store, with input left for it; resolves with it.
- * Each look is taken with the processes stopped (SIGSTOP); between looks they run in short
- * slices. The input left is the rest of the history, which `appendRest` appends at the look
- * that finds the checkpoint, before the kill and while the holder is stopped: the holder
- * cannot have worked through it, however fast it ran up to there.
+ * The history goes in two parts. The first is appended once every process has joined the
+ * engine's group and one holds it, so that the holder that checkpoints it is not replaced by a
+ * re-balance as the others join, and while they are stopped. The rest is appended at the look that finds the checkpoint,
+ * before the kill and while the holder is stopped: it cannot have worked through it, however
+ * fast it ran up to there. Each look is taken with the processes stopped (SIGSTOP); between
+ * looks they run in short slices.
  */
 export async function killEngineHolderWithInputLeft(
   roles: RoleProcesses,
   processors: RoleProcess[],
   log: EventLog,
   checkpoints: StoreCheckpoints,
-  appendRest: () => Promise<void>,
+  history: { appendFirst: () => Promise<void>; appendRest: () => Promise<void> },
 ): Promise<RoleProcess> {
+  await waitFor(() => soleEngineHolder(processors) !== undefined, "every processors process to join the engine's group, one holding it", 120_000);
+  // Appended whole before the engine reads any of it: a partition read to its end does not
+  // hold the others back, so reading a topic before the next is appended would change the order.
+  for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
+  try {
+    await history.appendFirst();
+  } finally {
+    for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
+  }
   const deadline = Date.now() + 120_000;
   for (;;) {
     for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
-    const holder = processors.find(holdsEngine);
+    const holder = soleEngineHolder(processors);
     const checkpointed = holder !== undefined && (await engineCheckpointedInStore(log, checkpoints)) !== undefined;
-    if (checkpointed) await appendRest();
+    if (checkpointed) await history.appendRest();
     const code = checkpointed ? await roles.stop(holder, 'SIGKILL') : undefined;
     for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
     if (code !== undefined && code !== null) throw new Error(`the processors process holding the engine had exited by itself, with code ${code}`);
@@ -110,10 +122,25 @@ export async function killEngineHolderWithInputLeft(
   }
 }
 
+/**
+ * The one process holding the engine, by the processes' last joins of its group; undefined
+ * while one has not joined yet or more than one says it holds it (a re-balance that not
+ * every member has logged).
+ */
+function soleEngineHolder(processors: RoleProcess[]): RoleProcess | undefined {
+  if (!processors.every((proc) => engineJoins(proc).length > 0)) return undefined;
+  const holders = processors.filter(holdsEngine);
+  return holders.length === 1 ? holders[0] : undefined;
+}
+
 /** On Kafka: whether the process's last join of the engine's group gave it the partitions (another member waits as a standby). */
 export function holdsEngine(proc: RoleProcess): boolean {
-  const joins = proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
-  return joins.at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
+  return engineJoins(proc).at(-1)?.includes('"ingest.posts":[0,1,2,3]') ?? false;
+}
+
+/** The process's joins of the engine's group, as kafkajs logs them with their assignment. */
+function engineJoins(proc: RoleProcess): string[] {
+  return proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
 }
 
 /** When (epoch ms) the process's members last joined a group (kafkajs logs each join with its assignment); undefined before any. */

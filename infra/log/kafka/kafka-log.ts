@@ -15,7 +15,7 @@ import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { consumerSettings, KafkaLogConsumer, type ConsumerSettings } from './kafka-consumer.ts';
 import { isUnsupportedApi } from './kafka-errors.ts';
 import { kafkaLogCreator, kafkaLogLevel } from './kafka-logging.ts';
-import { readRange } from './kafka-read.ts';
+import { TopicReader } from './kafka-read.ts';
 import { sharedPartitioner, toMessage } from './kafka-records.ts';
 import { SharedClient } from './shared-client.ts';
 
@@ -45,6 +45,8 @@ export class KafkaEventLog implements EventLog {
   private readonly producer: SharedClient<Producer>;
   private readonly admin: SharedClient<Admin>;
   private readonly consumers = new Set<KafkaLogConsumer>();
+  /** A reader per topic read so far (read()), made at the first read of it. */
+  private readonly readers = new Map<string, TopicReader>();
   /** Groups this instance ran consumers in: listGroups' answer on brokers without ListGroups. */
   private readonly usedGroups = new Set<string>();
 
@@ -135,7 +137,13 @@ export class KafkaEventLog implements EventLog {
     const from = Math.max(offset, bounds.low);
     const end = Math.min(bounds.high, from + max);
     if (max <= 0 || from >= end) return [];
-    return readRange(this.kafka, this.settings, this.options.clientId, { topic, partition, from, end });
+    let reader = this.readers.get(topic);
+    if (!reader || reader.failed) {
+      void reader?.close().catch(() => undefined); // given up by kafkajs: only its connections to release
+      reader = new TopicReader(this.kafka, this.settings, this.options.clientId, topic);
+      this.readers.set(topic, reader);
+    }
+    return reader.read({ partition, from, end });
   }
 
   async startOffsets(topic: string): Promise<PartitionOffset[]> {
@@ -190,6 +198,8 @@ export class KafkaEventLog implements EventLog {
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.stop()));
     this.consumers.clear();
+    await Promise.all([...this.readers.values()].map((r) => r.close()));
+    this.readers.clear();
     await Promise.all([this.producer.close(), this.admin.close()]);
   }
 
