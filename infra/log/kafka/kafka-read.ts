@@ -35,7 +35,6 @@ export class TopicReader {
   private readonly joined: Promise<void>;
   private queue: Promise<unknown> = Promise.resolve();
   private reading: Reading | undefined;
-  private partitions: number[] = [];
   /** Set once kafkajs gave the consumer up: the reader is then replaced. */
   failed: Error | undefined;
 
@@ -50,9 +49,8 @@ export class TopicReader {
     this.consumer = kafka.consumer({ groupId: `${groupPrefix}.read.${randomUUID()}`, ...settings, maxWaitTimeInMs: READER_FETCH_WAIT_MS });
     this.joined = new Promise<void>((resolve, reject) => {
       this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
-        this.partitions = payload.memberAssignment[topic] ?? [];
         // Every partition paused but the one being read, which a re-balance seeks again from where it got to.
-        const idle = this.partitions.filter((p) => p !== this.reading?.partition);
+        const idle = (payload.memberAssignment[topic] ?? []).filter((p) => p !== this.reading?.partition);
         if (idle.length > 0) this.consumer.pause([{ topic, partitions: idle }]);
         if (this.reading) this.consumer.seek({ topic, partition: this.reading.partition, offset: String(this.reading.next) });
         resolve();
