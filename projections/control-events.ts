@@ -25,8 +25,13 @@ export async function appendEvent(
   return at;
 }
 
-/** How long a control command waits for the service to apply its event before it says it did not. */
+/** How long a control command waits for the service to apply its event when no projections role runs. */
 export const APPLY_TIMEOUT_MS = 10_000;
+/**
+ * How long it waits in all while the projection's group has a running member: a service that
+ * is only busy (a first start's catch-up on a loaded machine) applies the event in the end.
+ */
+export const BUSY_APPLY_TIMEOUT_MS = 120_000;
 
 /** The time by which a control command started now must have been applied: the whole command, append included, counts. */
 export function applyDeadline(): number {
@@ -35,14 +40,21 @@ export function applyDeadline(): number {
 
 /**
  * Waits until the consumer group has committed past the appended event, i.e. its
- * projection has stored it (read-your-writes for the operator's commands). False after the
- * deadline: no projections role is running, or it is far behind.
+ * projection has stored it (read-your-writes for the operator's commands). At the deadline,
+ * a group with a running member gets until BUSY_APPLY_TIMEOUT_MS from the command's start
+ * (`onBusy` says so once); false then, or at the deadline when no member runs.
  */
-export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, deadline: number): Promise<boolean> {
+export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, deadline: number, onBusy?: () => void): Promise<boolean> {
+  let until = deadline;
   for (;;) {
     const committed = await log.committedOffsets(groupId, topic);
     if ((committed.find((c) => c.partition === at.partition)?.offset ?? 0) > at.offset) return true;
-    if (Date.now() >= deadline) return false;
+    if (Date.now() >= until) {
+      const busy = until === deadline && ((await log.groupMembers(groupId)) ?? []).length > 0;
+      if (!busy) return false;
+      until = deadline - APPLY_TIMEOUT_MS + BUSY_APPLY_TIMEOUT_MS;
+      onBusy?.();
+    }
     await delay(20);
   }
 }

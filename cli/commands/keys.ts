@@ -10,7 +10,8 @@ import { apiKeysProjection } from '../../projections/api-keys.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
 import { currentTeams } from './teams.ts';
 import type { CliCommand } from '../command.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { busyNote, notAppliedNote } from './apply-notes.ts';
 import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = [
@@ -53,8 +54,8 @@ export const keysCommand: CliCommand = {
     const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
     const appliedOrSay = async (id: string, at: AppendResult): Promise<number> => {
-      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at, deadline)) return 0;
-      stderr.write(`${id}: the change is in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s; it takes effect once one does\n`);
+      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at, deadline, () => stderr.write(busyNote(id)))) return 0;
+      stderr.write(notAppliedNote(id, TOPIC));
       return 1;
     };
     try {

@@ -9,7 +9,8 @@ import type { Codec } from '../../schemas/codec.ts';
 import { TeamEventSchema, type TeamEvent } from '../../schemas/records.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../../projections/usage-error.ts';
-import { APPLY_TIMEOUT_MS, appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
+import { busyNote, notAppliedNote } from './apply-notes.ts';
 
 const TOPIC = TOPICS.teams.name;
 
@@ -42,8 +43,8 @@ export const teamsCommand: CliCommand = {
       const event = parseOrUsage(TeamEventSchema, { teamId: `team_${randomBytes(12).toString('hex')}`, name: values.name, ts: Date.now() });
       const at = await appendEvent(log, codec, TOPIC, event.teamId, event);
       stdout.write(values.json ? JSON.stringify({ id: event.teamId, name: event.name }) + '\n' : `${event.teamId}\n`);
-      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at, deadline)) return 0;
-      stderr.write(`${event.teamId}: in ${TOPIC} but no projections role applied it within ${APPLY_TIMEOUT_MS / 1000} s\n`);
+      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at, deadline, () => stderr.write(busyNote(event.teamId)))) return 0;
+      stderr.write(notAppliedNote(event.teamId, TOPIC));
       return 1;
     } finally {
       await close();
