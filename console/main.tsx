@@ -7,25 +7,32 @@ import { unwrap } from '../client/index.ts';
 import { ErrorBox } from './error-box.tsx';
 import { KeyPage } from './pages/key.tsx';
 import { ResearchPage } from './pages/research.tsx';
+import { SignalPage } from './pages/signal.tsx';
+import { SignalsPage } from './pages/signals.tsx';
 import { TokenPage } from './pages/token.tsx';
 import { TokensPage } from './pages/tokens.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { forgetKey, keepKey, keyFromFragment, storedKey } from './session.ts';
 
-/** The console: sign-in, then pages chosen by the URL fragment (`#/tokens`, `#/token/<id>`, …). */
+/** The console: sign-in, then pages chosen by the URL fragment (`#/tokens`, `#/token/<id>`, `#/signals?status=ended`, …). */
 
 const PAGES = [
   ['tokens', 'Tokens'],
+  ['signals', 'Signals'],
   ['research', 'Research'],
   ['webhooks', 'Webhooks'],
   ['key', 'Key'],
 ] as const;
 
-function useRoute(): string[] {
-  const parts = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
-  const [route, setRoute] = useState(parts);
+/** The fragment's path segments, and its query (`#/signals?status=ended`: a page's state that a link keeps). */
+function useRoute(): { path: string[]; query: string } {
+  const read = () => {
+    const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+    return { path: path.split('/').filter(Boolean), query };
+  };
+  const [route, setRoute] = useState(read);
   useEffect(() => {
-    const onChange = () => setRoute(parts());
+    const onChange = () => setRoute(read());
     addEventListener('hashchange', onChange);
     return () => removeEventListener('hashchange', onChange);
   }, []);
@@ -84,7 +91,7 @@ function App() {
       </>
     );
   }
-  const [page = 'tokens', arg] = route;
+  const [page = 'tokens', arg] = route.path;
   const signOut = () => {
     forgetKey();
     setSession(null);
@@ -104,6 +111,8 @@ function App() {
       <main>
         {page === 'tokens' && <TokensPage session={session} />}
         {page === 'token' && arg !== undefined && <TokenPage session={session} token={decodeURIComponent(arg)} />}
+        {page === 'signals' && <SignalsPage session={session} query={route.query} />}
+        {page === 'signal' && arg !== undefined && <SignalPage session={session} id={decodeURIComponent(arg)} />}
         {page === 'research' && <ResearchPage session={session} />}
         {page === 'webhooks' && <WebhooksPage session={session} />}
         {page === 'key' && <KeyPage session={session} />}

@@ -11,7 +11,7 @@ type Row = Schemas['TokenScore'];
 type ScoreName = keyof Row['scores'];
 const SCORES: ScoreName[] = ['momentum', 'conviction', 'crowding', 'early_quality', 'narrative_velocity', 'divergence', 'smart_cohort'];
 const PRESETS = ['early-attention', 'broad-momentum', 'high-conviction', 'low-crowding', 'smart-cohort', 'cooling-fast', 'narrative-breakout'] as const;
-const CHAINS = ['solana', 'robinhood', 'base', 'bnb', 'eth', 'arc'] as const;
+export const CHAINS = ['solana', 'robinhood', 'base', 'bnb', 'eth', 'arc'] as const;
 
 /** The data of a score.updated event (spec 6.1), as far as the table needs it. */
 interface ScoreUpdate {

@@ -45,9 +45,9 @@ async function watchedPage(): Promise<Page> {
   return page;
 }
 
-/** A page signed in through the URL fragment. */
-async function signedIn(key: string, route = '#/tokens'): Promise<Page> {
-  const page = await watchedPage();
+/** A page signed in through the URL fragment; a watched one unless another page is given. */
+async function signedIn(key: string, route = '#/tokens', page?: Page): Promise<Page> {
+  page ??= await watchedPage();
   await page.goto(`${world.base}/console/#key=${encodeURIComponent(key)}`);
   await page.waitForSelector('nav');
   if (route !== '#/tokens') await page.evaluate((hash) => (location.hash = hash), route);
@@ -55,6 +55,10 @@ async function signedIn(key: string, route = '#/tokens'): Promise<Page> {
 }
 
 const tableTokens = (page: Page) => page.$$eval('table.tokens tbody tr', (rows) => rows.map((r) => r.getAttribute('data-token')));
+const tableSignals = (page: Page, table = 'signals') => page.$$eval(`table.${table} tbody tr`, (rows) => rows.map((r) => r.getAttribute('data-signal')));
+const ids = (signals: { id: string }[]) => signals.map((s) => s.id);
+/** The API's list for the filters the console sends, 50 at a time as it asks. */
+const feed = async (query: string) => (await world.request('GET', `/v1/quant/signals?limit=50${query === '' ? '' : `&${query}`}`)).body;
 
 describe('the console', () => {
   it('signs in with a key typed into the form and lists the tokens GET /v1/quant/tokens lists', async () => {
@@ -148,6 +152,71 @@ describe('the console', () => {
       await page.waitForSelector('article.webhook');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    await page.close();
+  });
+
+  it('lists the signals GET /v1/quant/signals lists, each linking to itself and its token, and the next page with More', async () => {
+    const page = await signedIn(world.keys.team);
+    await page.click('nav a[href="#/signals"]');
+    await page.waitForSelector('table.signals[data-query=""]');
+    const first = await feed('');
+    expect(first.has_more).toBe(true);
+    expect(await tableSignals(page)).toEqual(ids(first.data));
+    const links = await page.$$eval('table.signals tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('a')].map((a) => a.getAttribute('href'))));
+    expect(links).toEqual(first.data.map((s: { id: string; token: { id: string } }) => [`#/token/${s.token.id}`, `#/signal/${s.id}`]));
+    await page.click('button.more');
+    await page.waitForFunction((n) => document.querySelectorAll('table.signals tbody tr').length > n, {}, first.data.length);
+    const second = await feed(`cursor=${encodeURIComponent(first.next_cursor)}`);
+    expect(await tableSignals(page)).toEqual(ids([...first.data, ...second.data]));
+    await page.close();
+  });
+
+  it('narrows the signals with its filters to what the API lists for them, and keeps them in a link', async () => {
+    const type = (await feed('status=ended')).data[0].type as string;
+    const page = await signedIn(world.keys.team, '#/signals');
+    await page.waitForSelector('table.signals[data-query=""]');
+    await page.select('select[name=status]', 'ended');
+    await page.waitForSelector('table.signals[data-query="status=ended"]');
+    expect(await tableSignals(page)).toEqual(ids((await feed('status=ended')).data));
+    await page.select('select[name=signal_type]', type);
+    const query = `status=ended&signal_type=${type}`;
+    await page.waitForSelector(`table.signals[data-query="${query}"]`);
+    expect(new URL(page.url()).hash).toBe(`#/signals?${query}`);
+    const narrowed = ids((await feed(query)).data);
+    expect(narrowed.length).toBeGreaterThan(0);
+    expect(await tableSignals(page)).toEqual(narrowed);
+    await page.close();
+    // The link opens the same view, its controls set as the filters are.
+    const linked = await signedIn(world.keys.team, `#/signals?${query}`);
+    await linked.waitForSelector(`table.signals[data-query="${query}"]`);
+    expect(await tableSignals(linked)).toEqual(narrowed);
+    expect(await linked.$eval('select[name=signal_type]', (s) => (s as HTMLSelectElement).value)).toBe(type);
+    await linked.close();
+  });
+
+  it('opens a signal with its why lines, how it ended and its prior firings as GET /v1/quant/signals/{id} gives them', async () => {
+    // An ended signal whose rule fired on its token before.
+    let signal: any;
+    for (const { id } of (await world.request('GET', '/v1/quant/signals?status=ended&limit=100')).body.data) {
+      signal = (await world.request('GET', `/v1/quant/signals/${id}`)).body;
+      if (signal.prior_firings.data.length > 0) break;
+    }
+    expect(signal.prior_firings.data.length, 'an ended signal with prior firings').toBeGreaterThan(0);
+    const page = await signedIn(world.keys.team, `#/signal/${signal.id}`);
+    await page.waitForSelector('ul.why');
+    expect(await page.$$eval('ul.why li', (items) => items.map((li) => li.textContent))).toEqual(signal.why);
+    expect(await page.$eval('dd[data-field=ended]', (e) => e.textContent)).toBe(`${signal.ended_at} (${signal.end_reason})`);
+    expect(await tableSignals(page, 'prior-firings')).toEqual(ids(signal.prior_firings.data));
+    const firings = await page.$$eval('table.prior-firings tbody tr', (rows) => rows.map((r) => [r.children[0].textContent, r.children[1].textContent]));
+    expect(firings).toEqual(signal.prior_firings.data.map((p: { fired_at: string; status: string }) => [p.fired_at, p.status]));
+    await page.close();
+  });
+
+  it("shows the API's error for a signal filter it refuses, with the request id", async () => {
+    // Not a watched page: Chromium logs the 404 answer as a console error.
+    const page = await signedIn(world.keys.team, '#/signals?token=tk_doesnotexist', await browser.newPage());
+    const alert = await page.waitForSelector('.error');
+    expect(await alert!.evaluate((e) => e.textContent)).toMatch(/^NOT_FOUND: .*\(request req_[0-9a-f]+\)$/);
     await page.close();
   });
 
