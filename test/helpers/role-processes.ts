@@ -85,11 +85,11 @@ const RUN_SLICE_MS = 50;
  * Kills (-9) the one of `processors` holding the quant engine once the engine has committed a
  * checkpoint and has a copy of one in the store, with input left for it; resolves with it.
  * The history goes in two parts. The first is appended once every process has joined the
- * engine's group and one holds it, so that the holder that checkpoints it is not replaced by a
- * re-balance as the others join, and while they are stopped. The rest is appended at the look that finds the checkpoint,
- * before the kill and while the holder is stopped: it cannot have worked through it, however
- * fast it ran up to there. Each look is taken with the processes stopped (SIGSTOP); between
- * looks they run in short slices.
+ * engine's group and one holds it (so that a re-balance as the others join does not replace
+ * the holder that checkpoints it), while they are stopped. The rest is appended at the look
+ * that finds the checkpoint, before the kill and while the holder is stopped: it cannot have
+ * worked through it, however fast it ran up to there. Each look is taken with the processes
+ * stopped (SIGSTOP); between looks they run in short slices.
  */
 export async function killEngineHolderWithInputLeft(
   roles: RoleProcesses,
