@@ -58,7 +58,9 @@ export async function benchRestore(): Promise<void> {
     const log = kafkaLog('bench-restore');
     await log.ensureTopics(CATALOGUE);
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    await (await inputInHalves(local, { log, codec }, CATALOGUE.map((t) => t.name))).append(() => true);
+    const history = await inputInHalves(local, { log, codec }, CATALOGUE.map((t) => t.name));
+    await history.appendFirst();
+    await history.appendRest();
     await local.log.close();
 
     const engine = runtime(quantEngine, kafkaLog('engine'), new FileCheckpoints(join(await newDir(), 'state')));

@@ -24,7 +24,7 @@ import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
 import { openStore } from '../projections/open-store.ts';
-import { inputInHalves } from '../test/helpers/read-topic.ts';
+import { inputInHalves, type Halves } from '../test/helpers/read-topic.ts';
 import { engineCheckpointLoads, engineProgress, holdsEngine, killEngineHolderWithInputLeft, lastGroupJoin, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
 import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
@@ -41,6 +41,8 @@ const WORLD = ['--days', '1', '--seed', '11', '--tokens', '20', '--authors', '12
 
 /** Task counts the work balance is simulated for, beyond the 2 cores the rest is timed on. */
 const BALANCE_TASKS = [4, 8, 16, 32];
+/** The task count the reported rows are for. */
+const MOST_TASKS = Math.max(...BALANCE_TASKS);
 /** Days of the worlds the work balance is simulated on: the default world's week (`tqa sim history`). */
 const BALANCE_DAYS = 7;
 /** Multiples of the default world's tokens the work balance is simulated on. */
@@ -115,11 +117,10 @@ function workBalance(): WorkBalance[] {
       `on the partition murmur2 of its id gives, as in both logs; the largest task's work against the mean (1/N of it)\n` +
       balanceTable(heads, (b, tasks) => `${(b.largestShare.get(tasks)! * tasks).toFixed(2)}×`, balance),
   );
-  const most = Math.max(...BALANCE_TASKS);
   for (const b of balance)
     report({
-      figure: `largest of ${most} tasks against the mean, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
-      value: b.largestShare.get(most)! * most,
+      figure: `largest of ${MOST_TASKS} tasks against the mean, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
+      value: b.largestShare.get(MOST_TASKS)! * MOST_TASKS,
       unit: '×',
       note: `work per token = its market ticks (${b.work.toLocaleString('en-US')} ticks of ${b.tokens.toLocaleString('en-US')} tokens), on the partition murmur2 of the token id gives; 1 is a perfect balance`,
     });
@@ -162,13 +163,12 @@ function serialSpeedUps(balance: WorkBalance[], stages: StageTime[]): void {
       `(the outcomes and public-events stages, not timed there, left out)\n` +
       balanceTable(balance.map((b) => worldName(b.multiple)), (b, tasks) => `${speedUp(b.largestShare.get(tasks)!).toFixed(2)}×`, balance),
   );
-  const most = Math.max(...BALANCE_TASKS);
   for (const b of balance)
     report({
-      figure: `speed-up the serial stages allow at ${most} tasks, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
-      value: speedUp(b.largestShare.get(most)!),
+      figure: `speed-up the serial stages allow at ${MOST_TASKS} tasks, by simulation (${worldName(b.multiple)}, ${BALANCE_DAYS} days)`,
+      value: speedUp(b.largestShare.get(MOST_TASKS)!),
       unit: '×',
-      baseline: { name: `${most} tasks of equal work`, value: speedUp(1 / most) },
+      baseline: { name: `${MOST_TASKS} tasks of equal work`, value: speedUp(1 / MOST_TASKS) },
       note: `s = ${serial.toFixed(2)}, the single-task stages' share of the engine's stages one after the other (embedded, ${ENGINE_DAYS} days, default world)`,
     });
 }
@@ -323,11 +323,11 @@ async function onOneAndTwoThreads<Run extends { seconds: number }>(world: Seeded
  * The distributed mode on one machine, as `tqa peers` runs it: the Kafka mock broker, a schema
  * registry and ClickHouse, fresh for each call, and the `tqa` processes `runOn` starts, each on
  * a data dir of its own (so a checkpoint moves only through the store). The world is seeded
- * into an embedded log and copied to the broker in two halves by event time, when `runOn`
- * calls `appendFirst` and `appendRest`. Everything is stopped at the end.
+ * into an embedded log and copied to the broker in two halves by event time, as `runOn`
+ * appends them (`history`). Everything is stopped at the end.
  */
 async function onPeers<T>(
-  runOn: (peers: { env: NodeJS.ProcessEnv; log: EventLog; roles: RoleProcesses; newDir: () => Promise<string>; history: { appendFirst: () => Promise<void>; appendRest: () => Promise<void> } }) => Promise<T>,
+  runOn: (peers: { env: NodeJS.ProcessEnv; log: EventLog; roles: RoleProcesses; newDir: () => Promise<string>; history: Halves }) => Promise<T>,
 ): Promise<T> {
   const dirs: string[] = [];
   const newDir = async () => {
@@ -355,9 +355,9 @@ async function onPeers<T>(
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { env: seeded });
     const seededLog = await openLogServices(loadConfig(seeded), logger);
     kafka = await openLogServices(loadConfig(env), logger);
-    const { cut, append } = await inputInHalves(seededLog, kafka, CATALOGUE.map((t) => t.name));
+    const history = await inputInHalves(seededLog, kafka, CATALOGUE.map((t) => t.name));
     await seededLog.close();
-    return await runOn({ env, log: kafka.log, roles, newDir, history: { appendFirst: () => append((ts) => ts < cut), appendRest: () => append((ts) => ts >= cut) } });
+    return await runOn({ env, log: kafka.log, roles, newDir, history });
   } finally {
     await roles.stopAll();
     await kafka?.close();

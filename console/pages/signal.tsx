@@ -2,11 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
+import { score, TokenLink } from '../format.tsx';
 import type { Session } from '../session-type.ts';
 
 /** One signal: its fields, why it fired, the scores then, how it ended, and the earlier firings of its rule on its token. */
-
-const score = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 export function SignalPage({ session, id }: { session: Session; id: string }) {
   const [signal, setSignal] = useState<Schemas['SignalDetail'] | null>(null);
@@ -28,7 +27,9 @@ export function SignalPage({ session, id }: { session: Session; id: string }) {
       </h1>
       <dl class="signal">
         <dt>token</dt>
-        <dd>{signal.token === null ? '–' : <a href={`#/token/${signal.token.id}`}>{signal.token.symbol}</a>}</dd>
+        <dd>
+          <TokenLink token={signal.token} />
+        </dd>
         <dt>type</dt>
         <dd>{signal.type}</dd>
         <dt>rule</dt>

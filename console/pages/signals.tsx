@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap, type operations } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
+import { TokenLink } from '../format.tsx';
 import type { Session } from '../session-type.ts';
 import { CHAINS } from './tokens.tsx';
 
@@ -121,7 +122,9 @@ export function SignalsPage({ session, query }: { session: Session; query: strin
               {feed.rows.map((s) => (
                 <tr data-signal={s.id}>
                   <td>{s.fired_at.slice(0, 16).replace('T', ' ')}</td>
-                  <td>{s.token === null ? '–' : <a href={`#/token/${s.token.id}`}>{s.token.symbol}</a>}</td>
+                  <td>
+                    <TokenLink token={s.token} />
+                  </td>
                   <td>
                     <a href={`#/signal/${s.id}`}>{s.label}</a> <small>{s.type}</small>
                   </td>

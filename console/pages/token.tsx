@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
+import { score } from '../format.tsx';
 import { HistoryChart } from '../history-chart.tsx';
 import type { Session } from '../session-type.ts';
 
@@ -43,7 +44,7 @@ export function TokenPage({ session, token }: { session: Session; token: string 
           {snapshot.score_details.map((d) => (
             <tr data-score={d.score}>
               <td>{d.score}</td>
-              <td class="num">{d.value === null ? '–' : d.value.toFixed(1)}</td>
+              <td class="num">{score(d.value)}</td>
               <td>{d.confidence}</td>
               <td>{d.drivers.map((x) => `${x.name} ${x.contribution >= 0 ? '+' : ''}${x.contribution.toFixed(1)}`).join(', ')}</td>
               <td>{d.reason ?? ''}</td>

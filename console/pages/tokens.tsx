@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
+import { score } from '../format.tsx';
 import { openStream } from '../live.ts';
 import type { Session } from '../session-type.ts';
 
@@ -21,8 +22,6 @@ interface ScoreUpdate {
 }
 
 const CHANGE_MARK_MS = 3000;
-
-const score = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 export function TokensPage({ session }: { session: Session }) {
   const [rows, setRows] = useState<Row[] | null>(null);

@@ -101,10 +101,10 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     await run(process.execPath, ['bin/tqa.js', 'sim', 'history', ...WORLD], { cwd: ROOT, env: embedded.env });
     const distDir = await newDir();
     const dist = await roleEnv(distDir, peersEnv);
-    const history = await openLogServices(loadConfig(embedded.env), pino({ level: 'silent' }));
+    const seeded = await openLogServices(loadConfig(embedded.env), pino({ level: 'silent' }));
     const kafka = await openLogServices(loadConfig(dist.env), pino({ level: 'silent' }));
-    const { cut, append } = await inputInHalves(history, kafka, CATALOGUE.map((t) => t.name));
-    await history.close();
+    const history = await inputInHalves(seeded, kafka, CATALOGUE.map((t) => t.name));
+    await seeded.close();
 
     // A checkpoint at every chunk of outputs, whatever a save costs, so that the engine commits part of its input well before its end.
     // Each processors process has a data dir of its own: what they share is the store.
@@ -118,10 +118,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     let atKill: { committed: number; end: number };
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, {
-        appendFirst: () => append((ts) => ts < cut),
-        appendRest: () => append((ts) => ts >= cut),
-      });
+      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, history);
       // Read after the kill: a commit the holder sent just before its last stop has landed by now.
       atKill = await engineProgress(kafka.log);
     } finally {

@@ -83,8 +83,8 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
     // The reference's input, in two halves by event time: the engine, and with it the stage,
     // can get no further than the first until the second is appended.
-    const { cut, append } = await inputInHalves(local, { log, codec });
-    await append((ts) => ts < cut);
+    const history = await inputInHalves(local, { log, codec });
+    await history.appendFirst();
 
     // Members of one machine share the checkpoint dir: a member taking a partition over resumes from its checkpoint.
     const runtime = (processor: Processor<unknown>, clientId: string) =>
@@ -101,7 +101,7 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     // The engine reads none of the second half before all of it is there: an input read to its
     // end does not hold the others back, so one topic's records read before the next's are appended would change the order.
     await engine.stop();
-    await append((ts) => ts >= cut);
+    await history.appendRest();
     const ticks = (await log.endOffsets(TOPICS.market.name)).reduce((sum, e) => sum + e.offset, 0);
     const resumed = runtime(quantEngine, 'engine-resumed');
     void resumed.start();

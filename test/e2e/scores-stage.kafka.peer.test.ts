@@ -80,8 +80,8 @@ describe('the scores stage moved between members with data dirs of their own, on
     await log.ensureTopics(CATALOGUE);
     const codec = new Codec(new ConfluentSchemaRegistry(registry.url));
     await codec.registerTopics(CATALOGUE.map((t) => t.name));
-    const { cut, append } = await inputInHalves(local, { log, codec });
-    await append((ts) => ts < cut);
+    const history = await inputInHalves(local, { log, codec });
+    await history.appendFirst();
 
     const engineState = join(await tempDir('engine'), 'state');
     const engineRuntime = (name: string) =>
@@ -112,7 +112,7 @@ describe('the scores stage moved between members with data dirs of their own, on
     // The engine reads none of the second half before all of it is there: an input read to its
     // end does not hold the others back, so one topic's records read before the next's are appended would change the order.
     await engine.stop();
-    await append((ts) => ts >= cut);
+    await history.appendRest();
     const resumed = engineRuntime('engine-resumed');
     void resumed.start();
     await waitFor(() => resumed.caughtUp(), 'the engine', 180_000);

@@ -16,16 +16,18 @@ export async function readTopic(log: EventLog, topic: string): Promise<LogRecord
   return out;
 }
 
+/** A history to append in two parts, each at most once: the records before the cut, then the rest. */
+export interface Halves {
+  appendFirst(): Promise<void>;
+  appendRest(): Promise<void>;
+}
+
 /**
  * The records of `topics` (by default the quant engine's input) in `from`, re-encoded for `to`
  * (another log, with its own registry), to be appended in two parts split at the median event
- * time, `cut`: whatever reads them can get no further than the first part until the second is appended.
+ * time: whatever reads them can get no further than the first part until the second is appended.
  */
-export async function inputInHalves(
-  from: { log: EventLog; codec: Codec },
-  to: { log: EventLog; codec: Codec },
-  topics: readonly string[] = quantEngine.inputs,
-): Promise<{ cut: number; append: (keep: (ts: number) => boolean) => Promise<void> }> {
+export async function inputInHalves(from: { log: EventLog; codec: Codec }, to: { log: EventLog; codec: Codec }, topics: readonly string[] = quantEngine.inputs): Promise<Halves> {
   const input = await Promise.all(topics.map(async (topic) => ({ topic, records: await readTopic(from.log, topic) })));
   const times = input.flatMap(({ records }) => records.map((r) => r.timestamp)).sort((a, b) => a - b);
   const append = async (keep: (ts: number) => boolean) => {
@@ -35,5 +37,6 @@ export async function inputInHalves(
       if (values.length > 0) await to.log.append(topic, values);
     }
   };
-  return { cut: times[Math.floor(times.length / 2)], append };
+  const cut = times[Math.floor(times.length / 2)];
+  return { appendFirst: () => append((ts) => ts < cut), appendRest: () => append((ts) => ts >= cut) };
 }

@@ -5,6 +5,7 @@ import { signalGroup } from '../../infra/peers/peer-process.ts';
 import type { EventLog } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import type { Halves } from './read-topic.ts';
 import type { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 
 /** `tqa` commands run as processes of their own, as a user runs the roles; for the tests and the benchmarks. */
@@ -96,7 +97,7 @@ export async function killEngineHolderWithInputLeft(
   processors: RoleProcess[],
   log: EventLog,
   checkpoints: StoreCheckpoints,
-  history: { appendFirst: () => Promise<void>; appendRest: () => Promise<void> },
+  history: Halves,
 ): Promise<RoleProcess> {
   await waitFor(() => soleEngineHolder(processors) !== undefined, "every processors process to join the engine's group, one holding it", 120_000);
   // Appended whole before the engine reads any of it: a partition read to its end does not

@@ -49,6 +49,11 @@ export class FileCheckpoints implements SerializedCheckpointStore {
   }
 
   private path(processor: string, partition: number): string {
-    return join(this.dir, encodeURIComponent(processor), `${partition}.ckpt`);
+    return checkpointFile(this.dir, processor, partition);
   }
+}
+
+/** Where FileCheckpoints keeps a task's checkpoint under `dir`. */
+export function checkpointFile(dir: string, processor: string, partition: number): string {
+  return join(dir, encodeURIComponent(processor), `${partition}.ckpt`);
 }

@@ -1,11 +1,11 @@
 import { access } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { EventLog } from '../../../infra/log/port.ts';
 import type { Logger } from '../../../infra/logging.ts';
 import type { Processor } from '../processor.ts';
 import { changelogTopic, TaskChangelog } from '../state/changelog.ts';
 import { TaskStateStore } from '../state/task-store.ts';
-import { FileCheckpoints } from './files.ts';
+import { checkpointFile, FileCheckpoints } from './files.ts';
 import type { Checkpoint, CheckpointStore } from './port.ts';
 
 /**
@@ -69,7 +69,7 @@ export class KeyedCheckpoints implements CheckpointStore {
       const opened = await TaskStateStore.open(file, this.processor.stateVersion);
       if (opened.reset) this.logger?.info({ processor: this.processor.name, task, file }, 'the store file was of another state version or an earlier format: emptied, the task rebuilds its state from offset 0');
       // A processor whose state was saved whole before it was keyed leaves that file beside the new store.
-      const wholeState = join(dirname(file), `${task}.ckpt`);
+      const wholeState = checkpointFile(this.dir, this.processor.name, task);
       if (opened.store.position() === undefined && (await access(wholeState).then(() => true, () => false))) {
         this.logger?.info({ processor: this.processor.name, task, file: wholeState }, 'the task kept its state whole before this version and now keeps it per key: it rebuilds its state from offset 0');
       }
