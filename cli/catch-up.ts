@@ -3,7 +3,8 @@ import type { Logger } from '../infra/logging.ts';
 import { PROCESSORS } from '../processors/index.ts';
 import { PROJECTIONS } from '../projections/index.ts';
 import { liveGroupId } from '../projections/runtime/runner.ts';
-import { Progress } from './progress.ts';
+import { formatCount, Progress } from './progress.ts';
+import { secondsLeft, SmoothedEnd, StageRates } from './time-left.ts';
 
 /** A stage whose consumer group's lag says how far the service is behind its log; a processor also writes topics. */
 interface Stage {
@@ -23,6 +24,9 @@ export const STAGES: readonly Stage[] = [
  */
 export const CAUGHT_UP_LAG = 1_000;
 
+/** The name of the count of every stage's records together, whose rate paces the time left. */
+const ALL_STAGES = 'all stages';
+
 export interface CatchUpStatus {
   /** Every stage is at most CAUGHT_UP_LAG behind, and no history is being seeded. */
   caughtUp: boolean;
@@ -35,7 +39,12 @@ export interface CatchUpStatus {
    * the rate they wrote so far (estimatedRemaining): with doneRecords, the whole work of a catch-up.
    */
   remainingRecords: number;
-  stages: { name: string; lagRecords: number }[];
+  /** Seconds until every stage is caught up (time-left.ts); null while seeding and in the first 10 s of a catch-up. */
+  timeLeftSeconds: number | null;
+  /** The stage with the most records left (its lag and those still to be written for it); null when none has any. */
+  mostBehind: string | null;
+  /** Each stage with its lag and the records per second it covered over the last minute (null until measured). */
+  stages: { name: string; lagRecords: number; ratePerSecond: number | null }[];
   /** Epoch ms of the measurement. */
   measuredAt: number;
 }
@@ -47,6 +56,9 @@ export interface CatchUpStatus {
  */
 export class CatchUpMonitor {
   private latest: CatchUpStatus | null = null;
+  private readonly stageRates = new StageRates();
+  private readonly totalRate = new StageRates();
+  private readonly end = new SmoothedEnd();
   private timer: NodeJS.Timeout | undefined;
   private measuring: Promise<void> | undefined;
 
@@ -109,16 +121,30 @@ export class CatchUpMonitor {
       }
       stages.push({ ...stage, name: stage.group, lagRecords: lag, done });
     }
+    const measuredAt = Date.now();
+    const doneRecords = stages.reduce((sum, s) => sum + s.done, 0);
+    this.stageRates.add(measuredAt, new Map(stages.map((s) => [s.name, s.done])));
+    this.totalRate.add(measuredAt, new Map([[ALL_STAGES, doneRecords]]));
+    const records = (topic: string) => {
+      const { starts, ends } = bounds.get(topic) ?? { starts: [], ends: [] };
+      return ends.reduce((sum, e) => sum + e.offset, 0) - starts.reduce((sum, e) => sum + e.offset, 0);
+    };
+    const unwritten = unwrittenRecords(stages, records);
+    const left = stages.map((s, i) => ({ name: s.name, records: s.lagRecords + unwritten[i] }));
+    const remainingRecords = left.reduce((sum, s) => sum + s.records, 0);
+    const mostBehind = left.reduce((most, s) => (s.records > most.records ? s : most), { name: null as string | null, records: 0 }).name;
+    const seeding = this.options.seeding?.() ?? false;
+    // While seeding, the log is not whole: no time left would hold.
+    const seconds = seeding ? null : secondsLeft(remainingRecords, this.totalRate.rate(ALL_STAGES));
     return {
-      caughtUp: !this.options.seeding?.() && stages.every((s) => s.lagRecords <= CAUGHT_UP_LAG),
+      caughtUp: !seeding && stages.every((s) => s.lagRecords <= CAUGHT_UP_LAG),
       lagRecords: stages.reduce((sum, s) => sum + s.lagRecords, 0),
-      doneRecords: stages.reduce((sum, s) => sum + s.done, 0),
-      remainingRecords: estimatedRemaining(stages, (topic) => {
-        const { starts, ends } = bounds.get(topic) ?? { starts: [], ends: [] };
-        return ends.reduce((sum, e) => sum + e.offset, 0) - starts.reduce((sum, e) => sum + e.offset, 0);
-      }),
-      stages: stages.map((s) => ({ name: s.name, lagRecords: s.lagRecords })),
-      measuredAt: Date.now(),
+      doneRecords,
+      remainingRecords,
+      timeLeftSeconds: this.end.update(measuredAt, seconds),
+      mostBehind,
+      stages: stages.map((s) => ({ name: s.name, lagRecords: s.lagRecords, ratePerSecond: this.stageRates.rate(s.name) })),
+      measuredAt,
     };
   }
 }
@@ -130,14 +156,23 @@ export interface StageProgress extends Stage {
 }
 
 /**
- * The records every stage is still to work through, counting those not written yet: a topic a
- * processor writes is expected to grow to its size now (`records`) times the processor's whole
- * input over the input it covered, its inputs expected likewise when a processor writes them.
- * Before a processor covered anything its topics count as they are. An estimate: the engine
- * writes several records per input, so its lag alone would promise the end far too early; and
- * what a processor covered is its last checkpoint, behind what it wrote, so it runs high near the end.
+ * The records every stage is still to work through, counting those not written yet: its lag
+ * plus unwrittenRecords.
  */
 export function estimatedRemaining(stages: readonly StageProgress[], records: (topic: string) => number): number {
+  const unwritten = unwrittenRecords(stages, records);
+  return stages.reduce((sum, s, i) => sum + s.lagRecords + unwritten[i], 0);
+}
+
+/**
+ * Per stage, the records of its topics not written yet: a topic a processor writes is
+ * expected to grow to its size now (`records`) times the processor's whole input over the
+ * input it covered, its inputs expected likewise when a processor writes them. Before a
+ * processor covered anything its topics count as they are. An estimate: the engine writes
+ * several records per input, so its lag alone would promise the end far too early; and what a
+ * processor covered is its last checkpoint, behind what it wrote, so it runs high near the end.
+ */
+export function unwrittenRecords(stages: readonly StageProgress[], records: (topic: string) => number): number[] {
   const writer = new Map(stages.flatMap((s) => s.outputs.map((topic) => [topic, s] as const)));
   const expected = new Map<string, number>();
   const visiting = new Set<string>();
@@ -155,14 +190,15 @@ export function estimatedRemaining(stages: readonly StageProgress[], records: (t
     expected.set(topic, total);
     return total;
   };
-  return stages.reduce((sum, s) => sum + s.lagRecords + s.topics.reduce((more, t) => more + expectedRecords(t) - records(t), 0), 0);
+  return stages.map((s) => s.topics.reduce((more, t) => more + expectedRecords(t) - records(t), 0));
 }
 
 /**
  * Shows a catch-up on `stream` (stderr): records every stage worked through since it began,
  * the share of this catch-up's work done (the whole grows as the engine's outputs give the
- * projections more), rate and time left; redrawn on a terminal, a plain line every few seconds otherwise;
- * one line when it is done. Quiet while the service is caught up.
+ * projections more), rate, the time left (time-left.ts) and the stage that sets it with its
+ * own rate; redrawn on a terminal, a plain line every few seconds otherwise; one line when it
+ * is done. Quiet while the service is caught up.
  */
 export function catchUpProgress(stream: NodeJS.WritableStream): (status: CatchUpStatus) => void {
   let progress: Progress | undefined;
@@ -177,9 +213,11 @@ export function catchUpProgress(stream: NodeJS.WritableStream): (status: CatchUp
       progress = new Progress({ stream, label: 'catching up', unit: 'records' });
       doneAtStart = status.doneRecords;
     }
-    const behind = status.stages.reduce((worst, s) => (s.lagRecords > worst.lagRecords ? s : worst));
     const done = status.doneRecords - doneAtStart;
-    // The share of this catch-up's work, so the time left is what remains at the rate so far.
-    progress.update(done, done / (done + status.remainingRecords), `lag ${status.lagRecords}, most behind: ${behind.name}`);
+    const behind = status.stages.find((s) => s.name === status.mostBehind);
+    const pace = behind?.ratePerSecond ? ` at ${formatCount(behind.ratePerSecond)}/s` : '';
+    const note = `lag ${status.lagRecords}${behind ? `, most behind: ${behind.name}${pace}` : ''}`;
+    const whole = done + status.remainingRecords;
+    progress.update(done, whole > 0 ? done / whole : null, note, status.timeLeftSeconds);
   };
 }

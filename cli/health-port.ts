@@ -6,7 +6,7 @@ import type { EventLog } from '../infra/log/port.ts';
 import type { Logger } from '../infra/logging.ts';
 import type { AnalyticalStore } from '../infra/store/port.ts';
 import { sql } from '../infra/store/sql-literal.ts';
-import type { CatchUpMonitor } from './catch-up.ts';
+import type { CatchUpMonitor, CatchUpStatus } from './catch-up.ts';
 
 export interface HealthPortDeps {
   port: number;
@@ -22,7 +22,7 @@ export interface HealthReport {
   status: 'ok' | 'down';
   roles: string[];
   providers: ProviderHealth[];
-  processing: { caughtUp: boolean; lagRecords: number } | null;
+  processing: Pick<CatchUpStatus, 'caughtUp' | 'lagRecords' | 'timeLeftSeconds' | 'mostBehind'> | null;
 }
 
 /**
@@ -63,6 +63,6 @@ async function healthReport({ roles, log, store, catchUp, logger }: HealthPortDe
     status: providers.every((p) => p.status === 'ok') ? 'ok' : 'down',
     roles,
     providers,
-    processing: lag === null ? null : { caughtUp: lag.caughtUp, lagRecords: lag.lagRecords },
+    processing: lag === null ? null : { caughtUp: lag.caughtUp, lagRecords: lag.lagRecords, timeLeftSeconds: lag.timeLeftSeconds, mostBehind: lag.mostBehind },
   };
 }

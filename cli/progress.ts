@@ -25,6 +25,7 @@ export class Progress {
   private count = 0;
   private fraction: number | null = null;
   private note = '';
+  private secondsLeft: number | null | undefined;
 
   constructor(private readonly options: ProgressOptions) {
     this.tty = (options.stream as { isTTY?: boolean }).isTTY === true;
@@ -32,11 +33,15 @@ export class Progress {
     this.started = this.now();
   }
 
-  /** `fraction` is the share of the work done (0..1), when known; it drives the bar and ETA. */
-  update(count: number, fraction: number | null = null, note = ''): void {
+  /**
+   * `fraction` is the share of the work done (0..1), when known; it drives the bar and, unless
+   * the caller knows the time left better (`secondsLeft`, null while it does not know yet), the ETA.
+   */
+  update(count: number, fraction: number | null = null, note = '', secondsLeft?: number | null): void {
     this.count = count;
     this.fraction = fraction;
     this.note = note;
+    this.secondsLeft = secondsLeft;
     const now = this.now();
     if (now - this.lastDraw < (this.tty ? REDRAW_MS : (this.options.lineEveryMs ?? 5000))) return;
     this.lastDraw = now;
@@ -72,14 +77,15 @@ export class Progress {
       parts.push(`[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${(clamped * 100).toFixed(0).padStart(3)}%`);
     }
     parts.push(`${formatCount(this.count)} ${this.options.unit}`, `${formatCount(this.count / seconds)}/s`);
-    if (f !== null && f > 0 && f < 1) parts.push(`ETA ${formatDuration((seconds * (1 - f)) / f)}`);
+    if (this.secondsLeft !== undefined) parts.push(this.secondsLeft === null ? 'ETA measuring' : `ETA ${formatDuration(this.secondsLeft)}`);
+    else if (f !== null && f > 0 && f < 1) parts.push(`ETA ${formatDuration((seconds * (1 - f)) / f)}`);
     else parts.push(`${formatDuration(seconds)} elapsed`);
     if (this.note) parts.push(this.note);
     return parts.join('  ');
   }
 }
 
-function formatCount(n: number): string {
+export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 

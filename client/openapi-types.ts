@@ -744,12 +744,18 @@ export type components = {
       caught_up_lag_records: number;
       /** @description Records not yet covered by every stage, summed: a processor counts the input its saved state does not cover, a projection the records whose rows are not stored. */
       lag_records: number;
-      /** @description Every stage with its lag. */
-      stages: {
+      /** @description Seconds until every stage is caught up: the records every stage is still to cover (its lag, and the records the processors upstream are still to write for it, at their rate of output so far) over the rate at which all stages together covered records in the last minute; smoothed over measurements. Null while a first start seeds its history, and in the first 10 s of a catch-up. */
+      time_left_seconds: number | null;
+      /** @description The stage with the most records left to cover, counting those still to be written for it; null when none has any. */
+      most_behind: string | null;
+      /** @description Every stage with its lag and rate. */
+      stages: ({
           /** @description The stage's consumer group, e.g. `quant-engine` or `projection.tokens`. */
           name: string;
           lag_records: number;
-        }[];
+          /** @description Records it covered per second over the last minute; null before 10 s of measurements or when it covered none. */
+          rate_per_second: number | null;
+        })[];
       /**
        * Format: date-time
        * @description When the lags were read from the log (every 2 s).

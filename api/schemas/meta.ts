@@ -180,9 +180,23 @@ const ProcessingSchema = named(
     caughtUp: z.boolean().describe('Every stage is at most `caught_up_lag_records` behind its input, and no first start is still seeding its history (the log is not whole until then).'),
     caughtUpLagRecords: z.number().int().describe('The lag at or below which a stage counts as caught up: a processor commits its input only at its checkpoints, so its lag is never 0 for long while the feed runs.'),
     lagRecords: z.number().int().min(0).describe('Records not yet covered by every stage, summed: a processor counts the input its saved state does not cover, a projection the records whose rows are not stored.'),
+    timeLeftSeconds: z
+      .number()
+      .min(0)
+      .nullable()
+      .describe(
+        'Seconds until every stage is caught up: the records every stage is still to cover (its lag, and the records the processors upstream are still to write for it, at their rate of output so far) over the rate at which all stages together covered records in the last minute; smoothed over measurements. Null while a first start seeds its history, and in the first 10 s of a catch-up.',
+      ),
+    mostBehind: z.string().nullable().describe('The stage with the most records left to cover, counting those still to be written for it; null when none has any.'),
     stages: z
-      .array(z.strictObject({ name: z.string().describe('The stage\'s consumer group, e.g. `quant-engine` or `projection.tokens`.'), lagRecords: z.number().int().min(0) }))
-      .describe('Every stage with its lag.'),
+      .array(
+        z.strictObject({
+          name: z.string().describe('The stage\'s consumer group, e.g. `quant-engine` or `projection.tokens`.'),
+          lagRecords: z.number().int().min(0),
+          ratePerSecond: z.number().min(0).nullable().describe('Records it covered per second over the last minute; null before 10 s of measurements or when it covered none.'),
+        }),
+      )
+      .describe('Every stage with its lag and rate.'),
     measuredAt: isoTime.describe('When the lags were read from the log (every 2 s).'),
   }),
   'How far the processors and projections are behind the log.',

@@ -16,8 +16,8 @@ export const apiRole: Role = {
     const processing = () => {
       const status = catchUp?.current();
       if (!status) return null;
-      const { caughtUp, lagRecords, stages, measuredAt } = status;
-      return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, stages, measuredAt: new Date(measuredAt).toISOString() };
+      const { caughtUp, lagRecords, timeLeftSeconds, mostBehind, stages, measuredAt } = status;
+      return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, timeLeftSeconds, mostBehind, stages, measuredAt: new Date(measuredAt).toISOString() };
     };
     const consoleDir = fileURLToPath(new URL('../../dist/console', import.meta.url));
     const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec, consoleDir });

@@ -197,6 +197,10 @@ describe('tqa start on an empty data dir', () => {
       expect(health.code, 'a service catching up is up').toBe(200);
       expect(health.status).toBe('catching_up');
       expect(health.processing!.stages.find((s) => s.name === 'quant-engine')!.lag_records).toBeGreaterThan(0);
+      // The time left and each stage's rate, unknown (null) until measured for a while.
+      expect(health.processing).toHaveProperty('time_left_seconds');
+      expect(health.processing).toHaveProperty('most_behind');
+      for (const stage of health.processing!.stages) expect(stage).toHaveProperty('rate_per_second');
 
       const made = JSON.parse(await tqa('keys', 'create', '--plan', 'pro', '--name', 'made during catch-up', '--json')) as { id: string; key: string };
       expect(await keyStatus(made.key)).toBe(200);

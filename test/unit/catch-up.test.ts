@@ -104,9 +104,11 @@ describe('catch-up monitor', () => {
       lagRecords: lag,
       doneRecords: done,
       remainingRecords: lag,
+      timeLeftSeconds: lag > CAUGHT_UP_LAG ? 75 : 0,
+      mostBehind: lag > CAUGHT_UP_LAG ? 'quant-engine' : null,
       stages: [
-        { name: 'quant-engine', lagRecords: lag },
-        { name: 'projection.tokens', lagRecords: 0 },
+        { name: 'quant-engine', lagRecords: lag, ratePerSecond: 120 },
+        { name: 'projection.tokens', lagRecords: 0, ratePerSecond: null },
       ],
       measuredAt: 0,
     });
@@ -114,7 +116,7 @@ describe('catch-up monitor', () => {
     show(status(10, 10_000));
     show(status(5, 10_005));
     const lines = out.text().trim().split('\n');
-    expect(lines[0]).toMatch(/^catching up .* 0 records .*lag 9000, most behind: quant-engine$/);
+    expect(lines[0]).toMatch(/^catching up .* 0 records .*ETA 1:15  lag 9000, most behind: quant-engine at 120\/s$/);
     expect(lines.at(-1)).toMatch(/caught up \(lag 10 records\)$/);
     expect(lines).toHaveLength(2); // quiet once caught up
   });
