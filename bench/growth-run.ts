@@ -3,12 +3,15 @@
 // engine from offset 0 to the end of the history already seeded in DATA_DIR; `idle`: nothing,
 // the floor of the same process with the same modules loaded. Either sends one message
 // (EngineRun or IdleRun) and exits.
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
 import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
+import { checkpointFile } from '../processors/runtime/checkpoints/files.ts';
+import type { Checkpoint } from '../processors/runtime/checkpoints/port.ts';
 import { runToEnd } from './processor-runs.ts';
 
 export interface IdleRun {
@@ -28,6 +31,8 @@ export interface EngineRun extends IdleRun {
   peakRss: number;
   /** Size of the engine's checkpoint files once stopped, bytes. */
   stateBytes: number;
+  /** Serialised bytes of each module's part of the engine's state (EngineState's fields), largest first. */
+  moduleBytes: [string, number][];
 }
 
 /** Memory once everything not reachable is collected: what the process holds, not what it has yet to free. */
@@ -53,10 +58,19 @@ async function runEngine(dir: string): Promise<EngineRun> {
       engineSeconds: run.seconds,
       peakRss: process.resourceUsage().maxRSS * 1024,
       stateBytes: await directoryBytes(join(dir, 'state')),
+      moduleBytes: await moduleBytes(checkpointFile(join(dir, 'state'), quantEngine.name, 0)),
     };
   } finally {
     await services.close();
   }
+}
+
+/** What each module of the engine keeps, from its checkpoint: where the state grows. */
+async function moduleBytes(file: string): Promise<[string, number][]> {
+  const { state } = deserialize(await readFile(file)) as Checkpoint<Record<string, unknown>>;
+  return Object.entries(state)
+    .map(([module, part]): [string, number] => [module, serialize(part).length])
+    .sort((a, b) => b[1] - a[1]);
 }
 
 async function directoryBytes(dir: string): Promise<number> {

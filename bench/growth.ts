@@ -57,6 +57,7 @@ export async function benchGrowth(): Promise<void> {
         `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
         `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
     );
+    out(`${' '.repeat(22)}state by module: ${run.moduleBytes.map(([module, bytes]) => `${module} ${(bytes / MiB).toFixed(1)}`).join(', ')} MiB`);
     // Reported as each configuration ends, so a later one failing costs only its own rows.
     report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(measured[0]), value: rate(measured[0]) } });
     report({ figure: `engine RSS after catch-up, ${label(m)}`, value: run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
