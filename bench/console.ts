@@ -2,46 +2,66 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
-import puppeteer from 'puppeteer-core';
+import puppeteer, { type Page } from 'puppeteer-core';
+import { READ_CACHE_TTL_MS } from '../api/services/read-cache.ts';
 import { buildConsole, CONSOLE_DIR } from '../console/build.ts';
-import { atMost, report } from './results.ts';
-import { startService } from './service.ts';
+import { waitFor } from '../infra/wait.ts';
+import { atMost, notMeasured, report } from './results.ts';
+import { startService, type Service } from './service.ts';
 
 /**
- * The console in Debian's headless Chromium against `tqa start`: the size of what it loads
- * (JS and CSS, gzipped), the time to its first tokens row against the bare
- * GET /v1/quant/tokens from the same browser, and the longest main-thread task while the
- * stream updates the rows (the simulated world at 60× its speed: a snapshot step every 5 s).
+ * The console in Debian's headless Chromium against `tqa start` (its simulated world of 500
+ * tokens, one day of history, then live at 60×: a snapshot step every 5 s), once the service
+ * has caught up with the history it seeded:
+ * - the size of what it loads (its scripts and stylesheet, gzipped);
+ * - the time from the navigation's start to the first tokens row in the document, signed in
+ *   by link, against GET /v1/quant/tokens (the console's first page) fetched by the same
+ *   browser from a page of the API's origin that runs no console code; medians of RUNS. The
+ *   API shares one answer among identical requests within READ_CACHE_TTL_MS: each of the two
+ *   waits that out, so both are answered afresh and neither rides on the other's answer;
+ * - the longest main-thread task (the Long Tasks API, which reports those over 50 ms) in
+ *   LIVE_MS while every token is shown (More until the list ends) and the stream moves their
+ *   scores, counted from once the first row has changed live.
  */
 
 const CHROMIUM = '/usr/bin/chromium';
 const DAYS = '1';
 const SPEED = '60';
 const LIVE_MS = 30_000;
-const RUNS = 5;
+/** How long the stream may take to move the first shown row. */
+const FIRST_CHANGE_TIMEOUT_MS = 120_000;
+const CATCH_UP_TIMEOUT_MS = 600_000;
+const RUNS = 7;
+const FILES = ['start.js', 'console.js', 'console.css'];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const answeredAfresh = () => delay(READ_CACHE_TTL_MS + 200);
 
 export async function benchConsole(): Promise<void> {
   await buildConsole();
-  const sizes = await Promise.all(['console.js', 'console.css'].map(async (f) => gzipSync(await readFile(join(CONSOLE_DIR, f))).length));
-  report({ figure: 'console JS + CSS, gzipped', value: (sizes[0] + sizes[1]) / 1024, unit: 'KB', target: atMost(150, 'KB') });
+  const sizes = await Promise.all(FILES.map(async (f) => gzipSync(await readFile(join(CONSOLE_DIR, f))).length));
+  report({ figure: 'console JS + CSS, gzipped', value: sizes.reduce((a, b) => a + b) / 1024, unit: 'KB', target: atMost(150, 'KB') });
 
   const service = await startService(1, { TQA_SIM_DAYS: DAYS, TQA_SIM_SPEED: SPEED });
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   try {
     const [key] = service.keys;
-    // Wait until the service lists tokens.
-    for (;;) {
-      const res = await service.get('/v1/quant/tokens?limit=1', key);
-      if (res?.status === 200 && (res.body as { data: unknown[] }).data.length > 0) break;
-      await delay(500);
-    }
+    await untilCaughtUp(service);
     const page = await browser.newPage();
+    // Noted by the page itself as it happens: a check from here would come only once the
+    // navigation has loaded, which may be after the row.
+    await page.evaluateOnNewDocument(() => {
+      new MutationObserver((_records, observer) => {
+        if (document.querySelector('table.tokens tbody tr') === null) return;
+        (window as unknown as { firstRowAt: number }).firstRowAt = performance.now();
+        observer.disconnect();
+      }).observe(document, { childList: true, subtree: true });
+    });
     const bare: number[] = [];
     const firstRow: number[] = [];
     for (let i = 0; i < RUNS; i++) {
-      await page.goto(`${service.base}/console/`);
+      await page.goto(`${service.base}/v1/health`);
+      await answeredAfresh();
       bare.push(
         await page.evaluate(async (k) => {
           const t = performance.now();
@@ -49,14 +69,20 @@ export async function benchConsole(): Promise<void> {
           return performance.now() - t;
         }, key),
       );
+      // Signed out: the link signs in, as it does for someone who follows it.
       await page.evaluate(() => sessionStorage.clear());
       // A new document each time: a change of the fragment alone would not load the console again.
       await page.goto('about:blank');
+      await answeredAfresh();
       await page.goto(`${service.base}/console/#key=${encodeURIComponent(key)}`);
       // From the navigation's start to the first row in the document.
-      const handle = await page.waitForFunction(() => document.querySelector('table.tokens tbody tr') !== null && performance.now(), { polling: 'mutation' });
+      const handle = await page.waitForFunction(() => (window as unknown as { firstRowAt?: number }).firstRowAt).catch(async (err: unknown) => {
+        const shown = await page.evaluate(() => document.body.innerText.slice(0, 500));
+        throw new Error(`no tokens row in run ${i + 1} (${String(err)}); the page showed: ${shown}`);
+      });
       firstRow.push((await handle.jsonValue()) as number);
     }
+    process.stdout.write(`first tokens row per run: ${firstRow.map(Math.round).join(', ')} ms; GET /v1/quant/tokens: ${bare.map(Math.round).join(', ')} ms\n`);
     report({
       figure: 'console: first tokens row',
       value: median(firstRow),
@@ -65,30 +91,81 @@ export async function benchConsole(): Promise<void> {
       target: { text: '≤ 2× baseline', meets: (_v, ratio) => ratio !== null && ratio <= 2 },
     });
 
-    // The longest task while rows update live.
-    await page.evaluate(() => {
-      const w = window as unknown as { longest: number };
-      w.longest = 0;
-      new PerformanceObserver((list) => {
-        for (const entry of list.getEntries()) w.longest = Math.max(w.longest, entry.duration);
-      }).observe({ type: 'longtask' });
-    });
-    const before = await page.$$eval('td.changed', (cells) => cells.length);
-    await delay(LIVE_MS);
-    const { longest, changed, rows } = await page.evaluate(() => ({
-      longest: (window as unknown as { longest: number }).longest,
-      changed: document.querySelectorAll('td.changed').length,
-      rows: document.querySelectorAll('table.tokens tbody tr').length,
-    }));
-    report({
-      figure: 'console: longest main-thread task while tokens update live',
-      value: longest,
-      unit: 'ms',
-      target: atMost(50, 'ms'),
-      note: `${rows} rows shown, ${changed - before} cells changed live in ${LIVE_MS / 1000} s; tasks under 50 ms are not reported by the browser (0 means none longer)`,
-    });
+    const rows = await showEveryToken(page);
+    await page.waitForSelector('.live[data-state=live]');
+    await page.waitForSelector('td.changed', { timeout: FIRST_CHANGE_TIMEOUT_MS }).catch(() => null);
+    const live = await watchLive(page, LIVE_MS);
+    const figure = `console: longest main-thread task while ${rows} shown tokens update live`;
+    if (live.cells === 0) {
+      notMeasured(figure, '≤ 50 ms', `no shown score changed in ${LIVE_MS / 1000} s (the service's processing lagged behind its live world)`);
+    } else {
+      report({
+        figure,
+        value: live.longest,
+        unit: 'ms',
+        target: atMost(50, 'ms'),
+        note:
+          `in ${LIVE_MS / 1000} s the stream changed ${live.cells} score cells of ${live.tokens} tokens, ${live.tasks} tasks over 50 ms; ` +
+          'the browser reports no task under 50 ms (0 means none longer)',
+      });
+    }
   } finally {
     await browser.close();
     await service.stop();
   }
+}
+
+/**
+ * Until the service has processed its seeded history: its first start keeps every core busy
+ * for minutes, and the console is measured beside a running service, not a starting one.
+ */
+async function untilCaughtUp(service: Service): Promise<void> {
+  await waitFor(
+    async () => {
+      const seededAt = await service.seeded();
+      const health = await service.health();
+      return seededAt !== null && health?.caughtUp === true && health.measuredAt !== null && health.measuredAt > seededAt;
+    },
+    'the service to catch up with its seeded history',
+    CATCH_UP_TIMEOUT_MS,
+  );
+}
+
+/** Clicks More until the list ends; returns the rows shown. */
+async function showEveryToken(page: Page): Promise<number> {
+  const count = () => page.$$eval('table.tokens tbody tr', (rows) => rows.length);
+  for (let shown = await count(); (await page.$('button.more')) !== null; shown = await count()) {
+    await page.click('button.more');
+    await page.waitForFunction((n) => document.querySelectorAll('table.tokens tbody tr').length > n, {}, shown);
+  }
+  return count();
+}
+
+/** The longest task and the score cells (and their tokens) the stream changed, over `ms`. */
+async function watchLive(page: Page, ms: number): Promise<{ longest: number; tasks: number; cells: number; tokens: number }> {
+  await page.evaluate(() => {
+    const w = window as unknown as { watched: { longest: number; tasks: number; cells: number; tokens: Set<string> } };
+    const watched = (w.watched = { longest: 0, tasks: 0, cells: 0, tokens: new Set<string>() });
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        watched.tasks++;
+        watched.longest = Math.max(watched.longest, entry.duration);
+      }
+    }).observe({ type: 'longtask' });
+    // A score cell's text is set in place: one mutation per changed cell.
+    new MutationObserver((records) => {
+      for (const record of records) {
+        const node = record.target;
+        const cell = (node instanceof Element ? node : node.parentElement)?.closest('td[data-score]');
+        if (!cell) continue;
+        watched.cells++;
+        watched.tokens.add(cell.parentElement!.getAttribute('data-token')!);
+      }
+    }).observe(document.querySelector('table.tokens tbody')!, { subtree: true, characterData: true, childList: true });
+  });
+  await delay(ms);
+  return page.evaluate(() => {
+    const { watched } = window as unknown as { watched: { longest: number; tasks: number; cells: number; tokens: Set<string> } };
+    return { longest: watched.longest, tasks: watched.tasks, cells: watched.cells, tokens: watched.tokens.size };
+  });
 }

@@ -33,3 +33,34 @@ export function openStream(key: string, events: string[], onEvent: (frame: Strea
     socket?.close();
   };
 }
+
+/**
+ * Items to apply once an animation frame, the latest per key, at most `limit` a frame: a
+ * burst of events costs a render a frame, not one each, and a big burst is spread over the
+ * frames that follow instead of holding up one.
+ */
+export function perFrame<T>(keyOf: (item: T) => string, limit: number, apply: (batch: T[]) => void): { push(item: T): void; stop(): void } {
+  // A key keeps its place while it waits: a token updated again is not put back in the queue.
+  const pending = new Map<string, T>();
+  let frame = 0;
+  const flush = () => {
+    const batch: T[] = [];
+    for (const [key, item] of pending) {
+      if (batch.length === limit) break;
+      batch.push(item);
+      pending.delete(key);
+    }
+    frame = pending.size > 0 ? requestAnimationFrame(flush) : 0;
+    apply(batch);
+  };
+  return {
+    push(item) {
+      pending.set(keyOf(item), item);
+      frame ||= requestAnimationFrame(flush);
+    },
+    stop() {
+      cancelAnimationFrame(frame);
+      pending.clear();
+    },
+  };
+}

@@ -1,14 +1,19 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
 import { apiFor, hasScope, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
+import { NeedsScope } from '../needs-scope.tsx';
 import type { Session } from '../session-type.ts';
+import { BacktestForm } from './backtest-form.tsx';
+import { RunView } from './backtest-result.tsx';
+import { EventStudyList } from './event-studies.tsx';
+import { PastRuns } from './past-runs.tsx';
 
-/** A backtest: the form, its progress while it runs, and the numbers of its result. */
+/** Research: the backtest form, the run it queued (or a past one) followed until it ends, past runs and the event studies. */
 
 type Run = Schemas['BacktestRun'];
-const HORIZONS = ['15m', '1h', '6h', '24h', '3d', '7d'] as const;
 const POLL_MS = 500;
+const UNFINISHED: readonly Run['status'][] = ['queued', 'running'];
 
 /** Why this key may not start a backtest, or null when it may. */
 function refusal(session: Session): string | null {
@@ -20,81 +25,40 @@ function refusal(session: Session): string | null {
 export function ResearchPage({ session }: { session: Session }) {
   const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const refused = refusal(session);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
-    const api = apiFor(session.key);
+  // The shown run is read again until it ends; leaving the page or opening another run stops it.
+  useEffect(() => {
+    if (run === null || !UNFINISHED.includes(run.status)) return;
+    const timer = setTimeout(
+      () =>
+        apiFor(session.key)
+          .GET('/v1/quant/backtests/{id}', { params: { path: { id: run.id } } })
+          .then(unwrap)
+          .then((next) => setRun((now) => (now?.id === next.id ? next : now)), setError),
+      POLL_MS,
+    );
+    return () => clearTimeout(timer);
+  }, [session.key, run]);
+
+  const open = (next: Run) => {
     setError(null);
-    try {
-      let current = unwrap(
-        await api.POST('/v1/quant/backtests', {
-          body: {
-            rules: [{ field: String(form.get('field')) as never, op: String(form.get('op')) as '>=', value: Number(form.get('value')) }],
-            horizon: String(form.get('horizon')) as (typeof HORIZONS)[number],
-          },
-        }),
-      );
-      setRun(current);
-      while (current.status === 'queued' || current.status === 'running') {
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        current = unwrap(await api.GET('/v1/quant/backtests/{id}', { params: { path: { id: current.id } } }));
-        setRun(current);
-      }
-    } catch (err) {
-      setError(err);
-    }
+    setRun(next);
   };
-
-  const numbers = run?.result ? Object.entries(run.result).filter((entry): entry is [string, number] => typeof entry[1] === 'number') : [];
   return (
-    <section>
+    <section class="research">
       <h1>Research</h1>
-      <form class="backtest" onSubmit={submit}>
-        <fieldset disabled={refused !== null}>
-          <legend>Backtest: enter when</legend>
-          <input name="field" defaultValue="momentum" aria-label="rule field" />
-          <select name="op" aria-label="operator">
-            {['>=', '>', '<=', '<'].map((op) => (
-              <option value={op}>{op}</option>
-            ))}
-          </select>
-          <input name="value" type="number" step="any" defaultValue="60" aria-label="value" />
-          <label>
-            horizon{' '}
-            <select name="horizon" defaultValue="24h">
-              {HORIZONS.map((h) => (
-                <option value={h}>{h}</option>
-              ))}
-            </select>
-          </label>
-          <button type="submit">Run</button>
-        </fieldset>
-        {refused !== null && <p class="refused">{refused}</p>}
-      </form>
+      <BacktestForm session={session} refused={refusal(session)} onQueued={open} />
       {error !== null && <ErrorBox error={error} />}
-      {run !== null && (
-        <div class="run" data-run={run.id} data-status={run.status}>
-          <p>
-            Run {run.id}: {run.status}
-            {run.progress !== null && ` (${Math.round(run.progress.fraction * 100)}% scanned)`}
-            {run.reason !== null && ` (${run.reason})`}
-          </p>
-          {numbers.length > 0 && (
-            <table class="result">
-              <tbody>
-                {numbers.map(([name, value]) => (
-                  <tr data-field={name}>
-                    <th>{name}</th>
-                    <td class="num">{value}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </div>
-      )}
+      {run !== null && <RunView run={run} />}
+      <h2>Past runs</h2>
+      {/* Listed again whenever the shown run changes status, so a new run and its end show here too. */}
+      <NeedsScope session={session} scope="research:read" what="backtest runs">
+        <PastRuns session={session} reload={`${run?.id}:${run?.status}`} shown={run?.id ?? null} onOpen={open} />
+      </NeedsScope>
+      <h2>Event studies</h2>
+      <NeedsScope session={session} scope="research:read" what="event studies">
+        <EventStudyList session={session} />
+      </NeedsScope>
     </section>
   );
 }

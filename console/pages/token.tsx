@@ -2,13 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
-import { score } from '../format.tsx';
+import { orMissing, percent, score } from '../format.tsx';
 import { HistoryChart } from '../history-chart.tsx';
 import type { Session } from '../session-type.ts';
 
 /** One token: the snapshot's scores with their drivers, the history chart, active signals and analogs. */
-
-const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
 
 export function TokenPage({ session, token }: { session: Session; token: string }) {
   const [snapshot, setSnapshot] = useState<Schemas['TokenSnapshot'] | null>(null);
@@ -66,8 +64,8 @@ export function TokenPage({ session, token }: { session: Session; token: string 
       )}
       <h2>Analogs</h2>
       <p>
-        {snapshot.analogs.n} analogs, median 24 h return {pct(snapshot.analogs.median_24h)}, worst drawdown {pct(snapshot.analogs.worst_drawdown_24h)}, positive{' '}
-        {pct(snapshot.analogs.positive_share)}, confidence {snapshot.analogs.confidence}.
+        {snapshot.analogs.n} analogs, median 24 h return {orMissing(snapshot.analogs.median_24h, percent)}, worst drawdown {orMissing(snapshot.analogs.worst_drawdown_24h, percent)}, positive{' '}
+        {orMissing(snapshot.analogs.positive_share, percent)}, confidence {snapshot.analogs.confidence}.
       </p>
     </section>
   );

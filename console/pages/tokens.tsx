@@ -1,87 +1,102 @@
-import { useEffect, useState } from 'preact/hooks';
+import './tokens.css';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { unwrap } from '../../client/index.ts';
-import { apiFor, type Schemas } from '../api.ts';
+import { apiFor, hasScope, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
-import { score } from '../format.tsx';
-import { openStream } from '../live.ts';
+import { FIRST_TOKENS, FIRST_TOKENS_PATH, takeFirstRequest, type FirstResult } from '../first-requests.ts';
+import { openStream, perFrame } from '../live.ts';
 import type { Session } from '../session-type.ts';
+import { MARK_MS, SCORES, shownRow, TokenRow, withoutOldMarks, withUpdates, type ScoreName, type ScoreUpdate, type ShownRow } from './token-rows.tsx';
 
-/** The scanner: every token with its scores, a preset or a sort, rows updated live from the stream. */
+/**
+ * The scanner: every token with its scores, a preset or a sort, rows updated live from the
+ * stream. More adds the next page of the list (a preset's scan has one page).
+ */
 
-type Row = Schemas['TokenScore'];
-type ScoreName = keyof Row['scores'];
-const SCORES: ScoreName[] = ['momentum', 'conviction', 'crowding', 'early_quality', 'narrative_velocity', 'divergence', 'smart_cohort'];
 const PRESETS = ['early-attention', 'broad-momentum', 'high-conviction', 'low-crowding', 'smart-cohort', 'cooling-fast', 'narrative-breakout'] as const;
 export const CHAINS = ['solana', 'robinhood', 'base', 'bnb', 'eth', 'arc'] as const;
+const SCAN_LIMIT = 200;
+/** Rows the stream changes in one frame at most: a render stays short however many tokens moved at once. */
+const ROWS_PER_FRAME = 25;
 
-/** The data of a score.updated event (spec 6.1), as far as the table needs it. */
-interface ScoreUpdate {
-  token_id: string;
-  ts: string;
-  scores: Row['scores'];
+/** The rows of one view (preset, sort and chain) and the cursor of its next page. */
+interface Listing {
+  view: string;
+  rows: ShownRow[];
+  next: string | null;
 }
 
-const CHANGE_MARK_MS = 3000;
-
 export function TokensPage({ session }: { session: Session }) {
-  const [rows, setRows] = useState<Row[] | null>(null);
+  const [listing, setListing] = useState<Listing | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [sort, setSort] = useState<ScoreName>('momentum');
+  const [sort, setSort] = useState<ScoreName>(FIRST_TOKENS.sort);
   const [preset, setPreset] = useState<(typeof PRESETS)[number] | ''>('');
   const [chain, setChain] = useState<(typeof CHAINS)[number] | ''>('');
-  const [changed, setChanged] = useState<ReadonlySet<string>>(new Set());
   const [live, setLive] = useState('connecting');
+  const view = `${preset}/${sort}/${chain}`;
 
-  useEffect(() => {
+  const load = async (cursor?: string): Promise<{ rows: ShownRow[]; next: string | null }> => {
     const api = apiFor(session.key);
-    const chains = chain === '' ? undefined : [chain];
-    const load =
-      preset === ''
-        ? api.GET('/v1/quant/tokens', { params: { query: { sort, limit: 100, chain: chain === '' ? undefined : chain } } }).then((r) => unwrap(r).data)
-        : api.POST('/v1/quant/scan', { body: { preset, limit: 200, chains } }).then((r) => unwrap(r).data);
-    load.then(setRows, setError);
-  }, [session.key, sort, preset, chain]);
+    if (preset !== '') {
+      const scan = unwrap(await api.POST('/v1/quant/scan', { body: { preset, limit: SCAN_LIMIT, chains: chain === '' ? undefined : [chain] } }));
+      return { rows: scan.data.map(shownRow), next: null };
+    }
+    // The first view's first page was asked for by start.js while the console loaded.
+    const started = cursor === undefined && sort === FIRST_TOKENS.sort && chain === '' ? takeFirstRequest<Schemas['TokenList']>(session.key, FIRST_TOKENS_PATH) : null;
+    const answer: Promise<FirstResult<Schemas['TokenList']>> =
+      started ?? api.GET('/v1/quant/tokens', { params: { query: { sort, limit: FIRST_TOKENS.limit, chain: chain === '' ? undefined : chain, cursor } } });
+    const list = unwrap(await answer);
+    return { rows: list.data.map(shownRow), next: list.next_cursor };
+  };
 
-  // Scores moved by the stream: the rows take them and their changed cells are marked. Events
-  // are applied together once a frame, so a burst of them costs one render, not one each.
-  useEffect(() => {
-    let pending: ScoreUpdate[] = [];
-    let frame = 0;
-    const flush = () => {
-      frame = 0;
-      const updates = new Map(pending.map((u) => [u.token_id, u]));
-      pending = [];
-      setRows((current) => {
-        if (current === null) return null;
-        const moved: string[] = [];
-        const next = current.map((row) => {
-          const update = updates.get(row.token_id);
-          if (update === undefined) return row;
-          moved.push(...SCORES.filter((name) => update.scores[name] !== row.scores[name]).map((name) => `${row.token_id}:${name}`));
-          return { ...row, ts: update.ts, scores: { ...row.scores, ...update.scores } };
-        });
-        if (moved.length > 0) {
-          setChanged((marks) => new Set([...marks, ...moved]));
-          // A mark shows what moved lately; it goes after a while, as the cell's colour fades.
-          setTimeout(() => setChanged((marks) => new Set([...marks].filter((m) => !moved.includes(m)))), CHANGE_MARK_MS);
-        }
-        return next;
-      });
-    };
-    const close = openStream(
-      session.key,
-      ['score.updated'],
-      (event) => {
-        pending.push(event.data as ScoreUpdate);
-        frame ||= requestAnimationFrame(flush);
-      },
-      setLive,
+  // At once, not after the first paint: the first page may have been answered already (start.js).
+  useLayoutEffect(() => {
+    // A slower answer for a view left behind must not replace the current one.
+    let current = true;
+    setError(null);
+    load().then(
+      (page) => current && setListing({ view, ...page }),
+      (err: unknown) => current && setError(err),
     );
     return () => {
-      close();
-      cancelAnimationFrame(frame);
+      current = false;
     };
-  }, [session.key]);
+  }, [session.key, view]);
+
+  const more = (from: Listing) =>
+    load(from.next!).then(
+      // Added once, and only to the rows it continues.
+      (page) => setListing((now) => (now?.view === from.view && now.next === from.next ? { ...now, rows: [...now.rows, ...page.rows], next: page.next } : now)),
+      setError,
+    );
+
+  // Scores moved by the stream: the rows take them and their changed cells are marked for a while.
+  // Opened once there are rows to update, so the first page does not wait behind it at the API.
+  const loaded = listing !== null;
+  useEffect(() => {
+    if (!loaded) return;
+    if (!hasScope(session.info, 'stream:read')) return setLive('no live updates: this key lacks the scope stream:read');
+    const update = (change: (rows: ShownRow[]) => ShownRow[]) =>
+      setListing((now) => {
+        if (now === null) return null;
+        const rows = change(now.rows);
+        return rows === now.rows ? now : { ...now, rows };
+      });
+    const updates = perFrame<ScoreUpdate>(
+      (u) => u.token_id,
+      ROWS_PER_FRAME,
+      (batch) => {
+        const at = performance.now();
+        update((rows) => withUpdates(rows, new Map(batch.map((u) => [u.token_id, u])), at));
+        setTimeout(() => update((rows) => withoutOldMarks(rows, performance.now())), MARK_MS);
+      },
+    );
+    const close = openStream(session.key, ['score.updated'], (event) => updates.push(event.data as ScoreUpdate), setLive);
+    return () => {
+      close();
+      updates.stop();
+    };
+  }, [session.key, loaded]);
 
   return (
     <section>
@@ -118,35 +133,32 @@ export function TokensPage({ session }: { session: Session }) {
         </span>
       </div>
       {error !== null && <ErrorBox error={error} />}
-      {rows !== null && (
-        <table class="tokens">
-          <thead>
-            <tr>
-              <th>token</th>
-              <th>chain</th>
-              {SCORES.map((s) => (
-                <th>{s}</th>
-              ))}
-              <th>snapshot</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr data-token={row.token_id}>
-                <td>
-                  <a href={`#/token/${row.token_id}`}>{row.token?.symbol ?? row.token_id}</a>
-                </td>
-                <td>{row.token?.chain ?? ''}</td>
+      {error === null && listing?.view !== view && <p>Loading…</p>}
+      {listing?.view === view && (
+        <>
+          <table class="tokens">
+            <thead>
+              <tr>
+                <th>token</th>
+                <th>chain</th>
                 {SCORES.map((s) => (
-                  <td data-score={s} class={changed.has(`${row.token_id}:${s}`) ? 'num changed' : 'num'}>
-                    {score(row.scores[s])}
-                  </td>
+                  <th>{s}</th>
                 ))}
-                <td>{row.ts.slice(0, 16).replace('T', ' ')}</td>
+                <th>snapshot</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {listing.rows.map((shown) => (
+                <TokenRow key={shown.row.token_id} shown={shown} />
+              ))}
+            </tbody>
+          </table>
+          {listing.next !== null && (
+            <button class="more" onClick={() => more(listing)}>
+              More
+            </button>
+          )}
+        </>
       )}
     </section>
   );

@@ -1,64 +1,92 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { randomBytes } from 'node:crypto';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionForKey } from '../../infra/log/partitioner.ts';
+import { waitFor } from '../../infra/wait.ts';
+import { SNAPSHOT_GRID_MS } from '../../processors/quant-engine/features/features.ts';
+import { buildConsole } from '../../console/build.ts';
+import { TOPICS } from '../../schemas/catalogue.ts';
+import type { QuantSnapshot } from '../../schemas/records.ts';
 import { verifyWebhook } from '../../webhooks/signature.ts';
 import { startApiWorld, type ApiWorld } from '../helpers/api-world.ts';
-import { ROOT } from '../helpers/project-files.ts';
+import { ConsoleBrowser } from '../helpers/console-browser.ts';
 import { selfSignedCertificate, WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * The console in a real browser: Debian's headless Chromium (installed by .ci/run) driven by
- * puppeteer-core, against the API serving a simulated world and the built console. Every
- * page a test opens is watched for console errors and uncaught exceptions.
+ * puppeteer-core, against the API serving a simulated world and the built console, with the
+ * stream fed by the public-events processor. Every page a test opens is watched for console
+ * errors and uncaught exceptions.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const run = promisify(execFile);
 let world: ApiWorld;
-let browser: Browser;
+let consoleBrowser: ConsoleBrowser;
 let receiver: WebhookReceiver;
-const problems: string[] = [];
 
 beforeAll(async () => {
-  await run('npm', ['run', 'build'], { cwd: ROOT });
+  await buildConsole();
   const tls = selfSignedCertificate();
   receiver = await WebhookReceiver.start(tls);
-  world = await startApiWorld({ webhookReceiverCa: tls.cert });
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  world = await startApiWorld({ webhookReceiverCa: tls.cert, stream: true });
+  consoleBrowser = await ConsoleBrowser.open(world.base);
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await consoleBrowser?.close();
   await world?.stop();
   await receiver?.stop();
 });
 
-/** A new page whose console errors and uncaught exceptions are collected in `problems`. */
-async function watchedPage(): Promise<Page> {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 900 });
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`${page.url()}: ${message.text()}`);
-  });
-  page.on('pageerror', (err) => problems.push(`${page.url()}: ${String(err)}`));
-  return page;
-}
-
-/** A page signed in through the URL fragment; a watched one unless another page is given. */
-async function signedIn(key: string, route = '#/tokens', page?: Page): Promise<Page> {
-  page ??= await watchedPage();
-  await page.goto(`${world.base}/console/#key=${encodeURIComponent(key)}`);
-  await page.waitForSelector('nav');
-  if (route !== '#/tokens') await page.evaluate((hash) => (location.hash = hash), route);
-  return page;
-}
+const watchedPage = () => consoleBrowser.watchedPage();
+const signedIn = (key: string, route = '#/tokens', page?: Page) => consoleBrowser.signedIn(key, route, page);
 
 const tableTokens = (page: Page) => page.$$eval('table.tokens tbody tr', (rows) => rows.map((r) => r.getAttribute('data-token')));
 const tableSignals = (page: Page, table = 'signals') => page.$$eval(`table.${table} tbody tr`, (rows) => rows.map((r) => r.getAttribute('data-signal')));
 const ids = (signals: { id: string }[]) => signals.map((s) => s.id);
 /** The API's list for the filters the console sends, 50 at a time as it asks. */
 const feed = async (query: string) => (await world.request('GET', `/v1/quant/signals?limit=50${query === '' ? '' : `&${query}`}`)).body;
+
+/** A token's snapshots in the world's log, oldest first. */
+async function snapshotsOf(tokenId: string): Promise<QuantSnapshot[]> {
+  const topic = TOPICS.snapshots.name;
+  const partition = partitionForKey(tokenId, TOPICS.snapshots.partitions);
+  const out: QuantSnapshot[] = [];
+  for (let from = 0; ; ) {
+    const batch = await world.log.read(topic, partition, from, 10_000);
+    if (batch.length === 0) break;
+    for (const record of batch) if (record.key === tokenId) out.push((await world.codec.decode(topic, record.value!)) as QuantSnapshot);
+    from = batch.at(-1)!.offset + 1;
+  }
+  return out.sort((a, b) => a.ts - b.ts);
+}
+
+/**
+ * The token's next snapshot as the engine would write it, one grid step after its latest, with
+ * the momentum (value and drivers) it had at an earlier snapshot, at least 6 points away: more
+ * than any drift left unpublished (3 points), so the stream announces it.
+ */
+async function appendMomentumChange(tokenId: string): Promise<{ momentum: number; ts: number }> {
+  const history = await snapshotsOf(tokenId);
+  const latest = history.at(-1)!;
+  const now = latest.scores.momentum;
+  const earlier = [...history].reverse().find((s) => s.scores.momentum !== null && (now === null || Math.abs(s.scores.momentum - now) >= 6));
+  expect(earlier, `an earlier momentum of ${tokenId} away from ${now}`).toBeDefined();
+  const momentum = earlier!.scores.momentum!;
+  const ts = latest.ts + SNAPSHOT_GRID_MS;
+  const next: QuantSnapshot = {
+    ...latest,
+    snapshotId: `snap_${randomBytes(12).toString('hex')}`,
+    ts,
+    scores: { ...latest.scores, momentum },
+    scoreDetails: latest.scoreDetails.map((d) => (d.score === 'momentum' ? earlier!.scoreDetails.find((e) => e.score === 'momentum')! : d)),
+    freshness: { ...latest.freshness, updatedAt: ts },
+  };
+  // Both topics the engine writes a snapshot to: the history, and the latest per token (which the API reads).
+  for (const topic of [TOPICS.snapshots.name, TOPICS.snapshotsLatest.name]) {
+    await world.log.append(topic, [{ key: tokenId, value: await world.codec.encode(topic, next), timestamp: ts }]);
+  }
+  return { momentum, ts };
+}
 
 describe('the console', () => {
   it('signs in with a key typed into the form and lists the tokens GET /v1/quant/tokens lists', async () => {
@@ -74,7 +102,7 @@ describe('the console', () => {
 
   it("refuses a wrong key with the API's message and request id", async () => {
     // Not a watched page: Chromium logs the 401 answer as a console error.
-    const page = await browser.newPage();
+    const page = await consoleBrowser.unwatchedPage();
     await page.goto(`${world.base}/console/`);
     await page.type('input[name=key]', 'svc_live_wrong');
     await page.click('button[type=submit]');
@@ -214,13 +242,39 @@ describe('the console', () => {
 
   it("shows the API's error for a signal filter it refuses, with the request id", async () => {
     // Not a watched page: Chromium logs the 404 answer as a console error.
-    const page = await signedIn(world.keys.team, '#/signals?token=tk_doesnotexist', await browser.newPage());
+    const page = await signedIn(world.keys.team, '#/signals?token=tk_doesnotexist', await consoleBrowser.unwatchedPage());
     const alert = await page.waitForSelector('.error');
     expect(await alert!.evaluate((e) => e.textContent)).toMatch(/^NOT_FOUND: .*\(request req_[0-9a-f]+\)$/);
     await page.close();
   });
 
+  it('a live score change reaches the tokens page within 5 s', async () => {
+    const page = await signedIn(world.keys.team);
+    await page.waitForSelector('table.tokens tbody tr');
+    await page.waitForSelector('.live[data-state=live]');
+    const [token] = await tableTokens(page);
+    const { momentum, ts } = await appendMomentumChange(token!);
+    const cell = `tr[data-token="${token}"] td[data-score=momentum]`;
+    await page.waitForFunction(
+      (selector, shown) => {
+        const td = document.querySelector(selector);
+        return td?.textContent === shown && td.classList.contains('changed');
+      },
+      { timeout: 5_000 },
+      cell,
+      momentum.toFixed(1),
+    );
+    // The stream may be ahead of the projection that the API reads.
+    const snapshot = await waitFor(async () => {
+      const body = (await world.request('GET', `/v1/quant/token/${token}`)).body;
+      return Date.parse(body.ts) === ts && body;
+    }, 'the API to answer with the new snapshot');
+    expect(snapshot.scores.momentum).toBe(momentum);
+    expect(await page.$eval(cell, (td) => td.textContent)).toBe(snapshot.scores.momentum.toFixed(1));
+    await page.close();
+  });
+
   it('logged no console error and no uncaught exception on any page', () => {
-    expect(problems).toEqual([]);
+    expect(consoleBrowser.problems).toEqual([]);
   });
 });

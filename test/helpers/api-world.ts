@@ -22,6 +22,7 @@ import { startLiveProjections, type ProjectionSet } from '../../projections/runt
 import type { ProjectionTables } from '../../projections/tables.ts';
 import { SCOPE_NAMES } from '../../api/scopes.ts';
 import { runCommand } from './cli.ts';
+import { startLiveStream, type LiveStream } from './live-stream.ts';
 import { runQuantToEnd } from './pipeline.ts';
 import { openEmbedded, silentLogger } from './runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -85,6 +86,8 @@ const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset
 export interface ApiWorldOptions {
   /** Serve the webhook writes, trusting this certificate (a test receiver's) and private addresses. */
   webhookReceiverCa?: string;
+  /** Also run the public-events processor live and the WebSocket stream it feeds, which /v1/stream/info then points at. */
+  stream?: boolean;
 }
 
 export async function startApiWorld(options: ApiWorldOptions = {}): Promise<ApiWorld> {
@@ -96,6 +99,7 @@ export async function startApiWorld(options: ApiWorldOptions = {}): Promise<ApiW
   const store = await openStore(config, silentLogger);
   const projections = startLiveProjections({ config, projections: PROJECTIONS, log, codec, store, logger: silentLogger });
   await waitFor(() => projections.caughtUp(), 'the live projections', 240_000);
+  const stream = options.stream ? await startLiveStream(dir, log, codec, store) : null;
 
   const clockStart = Date.now();
   const consoleDir = join(ROOT, 'dist', 'console');
@@ -104,11 +108,11 @@ export async function startApiWorld(options: ApiWorldOptions = {}): Promise<ApiW
   const webhooks = options.webhookReceiverCa === undefined
     ? { codec, secrets: await loadSecretBox(config), policy: { allowPrivate: false }, resolve: async (host: string) => Promise.reject(new Error(`no DNS in the test world: ${host}`)) }
     : { codec, secrets: new SecretBox(randomBytes(32)), policy: { allowPrivate: true }, ca: options.webhookReceiverCa };
-  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir, webhooks });
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: WORLD.endMs, now: () => WORLD.endMs + (Date.now() - clockStart), consoleDir, webhooks, streams: stream?.directory });
   const server = api.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const world = new World(dir, config, log, codec, store, projections, api, server, base);
+  const world = new World(dir, config, log, codec, store, projections, stream, api, server, base);
   await world.init();
   return world;
 }
@@ -127,6 +131,7 @@ class World implements ApiWorld {
     readonly codec: Codec,
     readonly store: AnalyticalStore<ProjectionTables>,
     private readonly projections: ProjectionSet,
+    private readonly stream: LiveStream | null,
     private readonly api: Api,
     private readonly server: Server,
     readonly base: string,
@@ -227,6 +232,7 @@ class World implements ApiWorld {
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await this.api.close();
+    await this.stream?.stop();
     await this.projections.stop();
     await this.store.close();
     await this.log.close();

@@ -1,0 +1,13 @@
+import { startFirstRequests } from './first-requests.ts';
+import { keyFromFragment, storedKey } from './session.ts';
+
+/**
+ * start.js, run in the document's head before the stylesheet (a script after one waits for
+ * it): with a key to check, it starts the first requests (first-requests.ts) while the
+ * console's script loads. The tokens page is the default one, so an empty route is it too.
+ */
+
+keyFromFragment();
+const key = storedKey();
+const page = location.hash.replace(/^#\/?/, '').split(/[/?]/)[0];
+if (key !== null) startFirstRequests(key, page === '' || page === 'tokens');
