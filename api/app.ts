@@ -66,9 +66,11 @@ export function createApi(deps: ApiDeps): Api {
   const router = mountRoutes(all);
   app.use(requestId());
   app.use(errorHandler(deps.logger));
+  // The console's files need no caller and count against no limit: a page load is several
+  // requests, and a monitor polling /v1/health from the same address must not lock it out.
+  if (deps.consoleDir !== undefined) app.use(consoleFiles(deps.consoleDir));
   app.use(authenticate(keys, new Set(all.filter((route) => route.public).map((route) => route.path))));
   app.use(rateLimit({ now }));
-  if (deps.consoleDir !== undefined) app.use(consoleFiles(deps.consoleDir));
   app.use(router.routes());
   app.use(router.allowedMethods());
   const listen = (port: number, host?: string) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { Middleware } from 'koa';
@@ -13,8 +14,14 @@ export const CONSOLE_PATH = '/console';
 
 const TYPES: Readonly<Record<string, string>> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
-// Scripts and styles only from this origin; uPlot sets style attributes, hence 'unsafe-inline' for styles.
-const POLICY = "default-src 'self'; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'";
+/**
+ * Scripts only from this origin, and the inline scripts of the page served, named by their
+ * hashes; styles from this origin too (uPlot sets style attributes, hence 'unsafe-inline' for them).
+ */
+function policyFor(page: string): string {
+  const inline = [...page.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(([, code]) => ` 'sha256-${createHash('sha256').update(code).digest('base64')}'`);
+  return `default-src 'self'; script-src 'self'${inline.join('')}; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'`;
+}
 
 export function consoleFiles(dir: string): Middleware {
   return async (ctx, next) => {
@@ -34,7 +41,7 @@ export function consoleFiles(dir: string): Middleware {
     }
     ctx.type = type;
     ctx.set('Cache-Control', 'no-cache');
-    ctx.set('Content-Security-Policy', POLICY);
+    ctx.set('Content-Security-Policy', policyFor(type === TYPES['.html'] ? body.toString('utf8') : ''));
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.body = body;
   };

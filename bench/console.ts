@@ -13,7 +13,7 @@ import { startService, type Service } from './service.ts';
  * The console in Debian's headless Chromium against `tqa start` (its simulated world of 500
  * tokens, one day of history, then live at 60×: a snapshot step every 5 s), once the service
  * has caught up with the history it seeded:
- * - the size of what it loads (its scripts and stylesheet, gzipped);
+ * - the size of what it loads (its page with the head script inlined, its script and stylesheet, gzipped);
  * - the time from the navigation's start to the first tokens row in the document, signed in
  *   by link, against GET /v1/quant/tokens (the console's first page) fetched by the same
  *   browser from a page of the API's origin that runs no console code; medians of RUNS. The
@@ -32,7 +32,7 @@ const LIVE_MS = 30_000;
 const FIRST_CHANGE_TIMEOUT_MS = 120_000;
 const CATCH_UP_TIMEOUT_MS = 600_000;
 const RUNS = 7;
-const FILES = ['start.js', 'console.js', 'console.css'];
+const FILES = ['index.html', 'console.js', 'console.css'];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const answeredAfresh = () => delay(READ_CACHE_TTL_MS + 200);
@@ -48,6 +48,10 @@ export async function benchConsole(): Promise<void> {
     const [key] = service.keys;
     await untilCaughtUp(service);
     const page = await browser.newPage();
+    // Said when a run shows no row: what the page itself reported.
+    const problems: string[] = [];
+    page.on('console', (message) => void (message.type() === 'error' && problems.push(message.text())));
+    page.on('pageerror', (err) => void problems.push(String(err)));
     // Noted by the page itself as it happens: a check from here would come only once the
     // navigation has loaded, which may be after the row.
     await page.evaluateOnNewDocument(() => {
@@ -78,7 +82,7 @@ export async function benchConsole(): Promise<void> {
       // From the navigation's start to the first row in the document.
       const handle = await page.waitForFunction(() => (window as unknown as { firstRowAt?: number }).firstRowAt).catch(async (err: unknown) => {
         const shown = await page.evaluate(() => document.body.innerText.slice(0, 500));
-        throw new Error(`no tokens row in run ${i + 1} (${String(err)}); the page showed: ${shown}`);
+        throw new Error(`no tokens row in run ${i + 1} (${String(err)}); the page showed: ${shown}; its errors: ${problems.join(' | ') || 'none'}`);
       });
       firstRow.push((await handle.jsonValue()) as number);
     }

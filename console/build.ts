@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -7,6 +7,8 @@ import { build } from 'esbuild';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const CONSOLE_DIR = join(HERE, '..', 'dist', 'console');
+/** The place in index.html that build takes the head script (start.ts) into. */
+const HEAD_SCRIPT = '<!-- start.ts -->';
 
 /**
  * Builds into a directory of its own, then renames each file into dist/console: a server
@@ -27,9 +29,14 @@ export async function buildConsole(): Promise<void> {
       // uPlot's stylesheet, imported by the chart, lands in console.css beside the console's own.
       loader: { '.css': 'css' },
     });
-    // A classic script: the head runs it at once, where a module would wait for the whole document.
-    await build({ ...common, entryPoints: { start: join(HERE, 'start.ts') }, format: 'iife' });
-    await copyFile(join(HERE, 'index.html'), join(staging, 'index.html'));
+    // A classic script inlined in the head: it runs as the page arrives, where a module would
+    // wait for the whole document and a file of its own for one more round trip.
+    const start = await build({ ...common, outdir: undefined, write: false, entryPoints: [join(HERE, 'start.ts')], format: 'iife' });
+    const startCode = start.outputFiles[0].text.trim();
+    if (startCode.includes('</script')) throw new Error('the head script holds "</script", which would end its tag early');
+    const page = await readFile(join(HERE, 'index.html'), 'utf8');
+    if (!page.includes(HEAD_SCRIPT)) throw new Error(`console/index.html has no ${HEAD_SCRIPT} for the head script`);
+    await writeFile(join(staging, 'index.html'), page.replace(HEAD_SCRIPT, () => `<script>${startCode}</script>`));
     for (const file of await readdir(staging)) await rename(join(staging, file), join(CONSOLE_DIR, file));
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * The requests a page load waits on, started by start.js in the document's head while the
+ * The requests a page load waits on, started by the head script (start.ts) while the
  * console's script still loads and runs: the check of the kept key and, when the page opens
  * on the tokens, their first rows. Run one after the other by the app, they made the first
  * rows wait for the script and then for two round trips. The app takes each answer once;
@@ -24,7 +24,7 @@ interface Started {
   answers: Map<string, Promise<FirstResult<unknown>>>;
 }
 
-// start.js and the console are separate scripts: the page's global is what they share.
+// The head script and the console are separate scripts: the page's global is what they share.
 const global = globalThis as { firstRequests?: Started };
 
 export function startFirstRequests(key: string, onTokensPage: boolean): void {
@@ -43,7 +43,7 @@ export function startFirstRequests(key: string, onTokensPage: boolean): void {
   global.firstRequests = { key, answers };
 }
 
-/** The answer start.js got for `path` with this key, once; null when it asked for none. */
+/** The answer the head script got for `path` with this key, once; null when it asked for none. */
 export function takeFirstRequest<T>(key: string, path: string): Promise<FirstResult<T>> | null {
   const started = global.firstRequests;
   const answer = started?.key === key ? started.answers.get(path) : undefined;

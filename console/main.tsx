@@ -77,7 +77,7 @@ function App() {
   const [session, setSession] = useState<{ key: string; info: KeyInfo } | null>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const route = useRoute();
-  // At once, not after the first paint: start.js (first-requests.ts) took the key from the
+  // At once, not after the first paint: the head script (start.ts) took the key from the
   // fragment and began its check, which has often been answered by now.
   useLayoutEffect(() => {
     const key = storedKey();

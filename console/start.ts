@@ -2,9 +2,10 @@ import { startFirstRequests } from './first-requests.ts';
 import { keyFromFragment, storedKey } from './session.ts';
 
 /**
- * start.js, run in the document's head before the stylesheet (a script after one waits for
- * it): with a key to check, it starts the first requests (first-requests.ts) while the
- * console's script loads. The tokens page is the default one, so an empty route is it too.
+ * The head script, inlined into index.html by build.ts ahead of the stylesheet (a script
+ * after one waits for it): with a key to check, it starts the first requests
+ * (first-requests.ts) as the page arrives, while the console's script loads. The tokens page
+ * is the default one, so an empty route is it too.
  */
 
 keyFromFragment();

@@ -41,7 +41,7 @@ export function TokensPage({ session }: { session: Session }) {
       const scan = unwrap(await api.POST('/v1/quant/scan', { body: { preset, limit: SCAN_LIMIT, chains: chain === '' ? undefined : [chain] } }));
       return { rows: scan.data.map(shownRow), next: null };
     }
-    // The first view's first page was asked for by start.js while the console loaded.
+    // The first view's first page was asked for by the head script while the console loaded.
     const started = cursor === undefined && sort === FIRST_TOKENS.sort && chain === '' ? takeFirstRequest<Schemas['TokenList']>(session.key, FIRST_TOKENS_PATH) : null;
     const answer: Promise<FirstResult<Schemas['TokenList']>> =
       started ?? api.GET('/v1/quant/tokens', { params: { query: { sort, limit: FIRST_TOKENS.limit, chain: chain === '' ? undefined : chain, cursor } } });
@@ -49,7 +49,7 @@ export function TokensPage({ session }: { session: Session }) {
     return { rows: list.data.map(shownRow), next: list.next_cursor };
   };
 
-  // At once, not after the first paint: the first page may have been answered already (start.js).
+  // At once, not after the first paint: the first page may have been answered already (start.ts).
   useLayoutEffect(() => {
     // A slower answer for a view left behind must not replace the current one.
     let current = true;

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,7 +100,10 @@ beforeAll(async () => {
   log = embedded.log;
   store = await openStore(config, silentLogger);
   projections = startProjections([apiKeysProjection, teamsProjection], { log, codec: embedded.codec, store, logger: silentLogger, deadLetters: 'produce' });
-  api = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now });
+  const consoleDir = join(dir, 'console');
+  await mkdir(consoleDir);
+  await writeFile(join(consoleDir, 'index.html'), '<!doctype html><title>console</title>');
+  api = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, consoleDir });
   server = api.app.listen(0);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -252,5 +255,9 @@ describe('API keys, scopes, plans and rate limits', () => {
     const limited = await get('/v1/health');
     expect(limited.headers.get('retry-after')).toBe('60');
     await expectError(limited, 429, 'RATE_LIMITED');
+    // The console's files are not: its page loads though its address has spent its limit.
+    const page = await get('/console/');
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>console</title>');
   });
 });
