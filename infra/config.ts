@@ -19,6 +19,8 @@ const ConfigSchema = z.object({
   TQA_LOG_FSYNC: z.enum(['always', 'never']).default('always'),
   /** Size at which an embedded segment file is closed and a new one started. */
   TQA_LOG_SEGMENT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
+  /** How long `tqa start` lets its roles stop after a signal before it exits 1 without them (a stop that hangs, as on a broker that never answers). */
+  TQA_STOP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
   /** How often a processor task saves its state (and commits what it covers) while it runs: work redone after a crash. */
   TQA_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
   /**

@@ -14,6 +14,7 @@ import { UsageError } from '../../projections/usage-error.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
 import { checkpointsKept } from '../roles/processors.ts';
 import { warnWhileStopping, type RunningRole } from '../roles/role.ts';
+import { stopWithin } from '../stop-within.ts';
 
 export const startCommand: CliCommand = {
   name: 'start',
@@ -45,16 +46,28 @@ export const startCommand: CliCommand = {
     const works = names.includes('processors') || names.includes('projections');
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     const store = new Reopenable(() => openStore(config, logger));
-    const running: RunningRole[] = [];
+    const running: { name: string; role: RunningRole }[] = [];
     let healthPort: Server | undefined;
-    // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES order.
-    const stopAll = async () => {
-      healthPort?.close();
-      await catchUp.stop();
-      for (const role of running) await role.stop();
-      // Last: the roles that read or wrote it are done with it.
-      await (await store.opened())?.close();
-      await services.close();
+    // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES
+    // order; within TQA_STOP_TIMEOUT_MS, or the start exits 1 naming the step it gave up on.
+    const stopAll = async (): Promise<boolean> => {
+      const unfinished = await stopWithin(
+        [
+          { name: 'health port', run: async () => void healthPort?.close() },
+          { name: 'catch-up monitor', run: () => catchUp.stop() },
+          ...running.map(({ name, role }) => ({ name: `role ${name}`, run: () => role.stop() })),
+          // Last: the roles that read or wrote it are done with it.
+          { name: 'store', run: async () => (await store.opened())?.close() },
+          { name: 'log', run: () => services.close() },
+        ],
+        config.TQA_STOP_TIMEOUT_MS,
+      );
+      if (unfinished === null) return true;
+      logger.error(
+        { stillStopping: unfinished, timeoutMs: config.TQA_STOP_TIMEOUT_MS },
+        'the stop did not finish within TQA_STOP_TIMEOUT_MS; exiting without it: what it did not save is redone on the next start, as after a kill',
+      );
+      return false;
     };
     try {
       for (const role of [...ROLES].reverse().filter((r) => names.includes(r.name))) {
@@ -68,7 +81,7 @@ export const startCommand: CliCommand = {
           catchUp,
           failed,
         };
-        running.unshift(warnWhileStopping(await role.start(ctx), ctx.logger));
+        running.unshift({ name: role.name, role: warnWhileStopping(await role.start(ctx), ctx.logger) });
       }
       if (config.TQA_HEALTH_PORT !== undefined) {
         // The processors' threads open a store of their own for their checkpoints: probe one here too.
@@ -86,7 +99,7 @@ export const startCommand: CliCommand = {
 
     const cause = await stopCause;
     logger.info(cause === 'failed' ? { failed: true } : { signal: cause }, 'stopping');
-    await stopAll();
+    if (!(await stopAll())) return 1;
     logger.info('stopped');
     return cause === 'failed' ? 1 : 0;
   },
