@@ -37,7 +37,7 @@ const ConfigSchema = z.object({
    * (Kafka); at most its partition count. Unset: one per core.
    */
   TQA_STAGE_THREADS: z.coerce.number().int().min(1).optional(),
-  /** Nice value of the threads that work through backlogs (feeds, processors) in `tqa start`: the API's thread gets the CPU first. */
+  /** Nice value of the threads that work through backlogs (feeds, processors, research runs) in `tqa start`: the API's thread gets the CPU first. */
   TQA_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   KAFKA_BROKERS: z.string().default('localhost:9092'),
   KAFKA_CLIENT_ID: z.string().default('tqa'),

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
+import type { MessagePort } from 'node:worker_threads';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { stateFile } from '../../infra/feeds/sim/state-store.ts';
 import { Reopenable } from '../../infra/reopenable.ts';
@@ -46,6 +47,7 @@ export const startCommand: CliCommand = {
     const works = names.includes('processors') || names.includes('projections');
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     const store = new Reopenable(() => openStore(config, logger));
+    let connectStore: (() => MessagePort) | undefined;
     const running: { name: string; role: RunningRole }[] = [];
     let healthPort: Server | undefined;
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES
@@ -76,7 +78,11 @@ export const startCommand: CliCommand = {
           logger: logger.child({ role: role.name }),
           services,
           store: () => store.get(),
-          shareStore: (shared: AnalyticalStore<ProjectionTables>) => store.replace(shared),
+          shareStore: (shared: AnalyticalStore<ProjectionTables>, connect?: () => MessagePort) => {
+            store.replace(shared);
+            connectStore = connect;
+          },
+          storeConnection: () => connectStore?.(),
           stdout,
           catchUp,
           failed,

@@ -1,7 +1,6 @@
 import { PROCESSORS } from '../../processors/index.ts';
 import { apiRole } from './api.ts';
 import { processorOnThreads } from './processor-threads.ts';
-import { researchRole } from './research.ts';
 import type { Role } from './role.ts';
 import { streamRole } from './stream.ts';
 import { together } from './together.ts';
@@ -13,10 +12,10 @@ import { onWorkerThread } from './worker-thread.ts';
  * API's requests), so each later role drains what an earlier one produced last; they start
  * in reverse, so the consumers are up before the producers, and the API, which needs only
  * the store, answers before the processors' threads have loaded their code (seconds). The
- * feeds (a first start's seeding), the processors (a catch-up) and the projections run on
- * worker threads of their own, so their CPU work never holds the API's event loop when they
- * run in one process; the projections' thread holds an embedded store and answers the other
- * roles' reads of it. Each processor has threads of its own: the public events, derived from
+ * feeds (a first start's seeding), the processors (a catch-up), the research runs and the
+ * projections run on worker threads of their own, so their CPU work never holds the API's
+ * event loop when they run in one process; the projections' thread holds an embedded store
+ * and answers the other roles' reads of it (the research thread's on a connection of its own). Each processor has threads of its own: the public events, derived from
  * the engine's outputs, are worked out on another core while the engine goes on, and a
  * processor with a task per partition (the outcomes stage) spreads its partitions over
  * several. The processors start at once: each reads the log from its own group's commits,
@@ -33,7 +32,7 @@ export const ROLES: readonly Role[] = [
   ),
   apiRole,
   streamRole,
-  researchRole,
+  onWorkerThread('research', new URL('./research.ts', import.meta.url), 'researchRole', { readsStore: true, background: true }),
   webhooksRole,
   onWorkerThread('projections', new URL('./projections.ts', import.meta.url), 'projectionsRole', { holdsStore: true }),
 ];

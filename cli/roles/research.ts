@@ -6,7 +6,8 @@ import type { Role } from './role.ts';
 /**
  * Research: runs the backtests queued on control.backtests, one at a time, recording their
  * progress and results on research.backtest-runs, and refreshes the event studies each hour
- * of event time onto research.event-studies. It reads history from the process's store.
+ * of event time onto research.event-studies. It reads history from the process's store; `tqa
+ * start` runs it on a thread of its own (cli/roles/index.ts), off the API's event loop.
  */
 export const researchRole: Role = {
   name: 'research',

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { Config } from '../../infra/config.ts';
 import type { LogServices } from '../../infra/bootstrap.ts';
 import type { Logger } from '../../infra/logging.ts';
@@ -13,8 +14,14 @@ export interface RoleContext {
   services: LogServices;
   /** The process's store, opened on first use (embedded DuckDB allows one instance per file). */
   store(): Promise<AnalyticalStore<ProjectionTables>>;
-  /** Makes `store` the process's store for the roles started after this one (a thread holds it). */
-  shareStore?(store: AnalyticalStore<ProjectionTables>): void;
+  /**
+   * Makes `store` the process's store for the roles started after this one (a thread holds
+   * it); `connect`, when given, opens another connection to that thread's store, for a role
+   * on a thread of its own to read it directly rather than through this thread.
+   */
+  shareStore?(store: AnalyticalStore<ProjectionTables>, connect?: () => MessagePort): void;
+  /** A new connection to the store a thread of this process holds (see shareStore); absent when none does. */
+  storeConnection?(): MessagePort | undefined;
   stdout: NodeJS.WritableStream;
   /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
   catchUp?: CatchUpMonitor;

@@ -1,7 +1,10 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../../infra/config.ts';
+import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
+import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
-import { PROJECTION_TABLES } from '../../projections/tables.ts';
+import { serveStore } from '../../infra/store/remote/store-host.ts';
+import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 import { threadCode } from './thread-code.ts';
 
@@ -16,18 +19,22 @@ export interface RoleThreadData {
   config: Config;
   /** Where the thread serves its store to the process's other roles (embedded DuckDB). */
   storePort?: MessagePort;
+  /** Where the thread reads the store another thread holds (embedded DuckDB); absent: it opens one itself. */
+  readStorePort?: MessagePort;
   /** The thread's nice value (Linux keeps one per thread); 0 leaves it as the process's. */
   nice: number;
 }
 
 interface ThreadOptions {
   holdsStore?: boolean;
+  readsStore?: boolean;
   background?: boolean;
   args?: unknown[];
 }
 
 /** `failed`: the role on the thread reported a failure of its own (RoleContext.failed). */
-export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' } | { type: 'failed'; err: unknown };
+/** `serve`: the thread that holds the store serves it on `port` too (a connection for another thread). */
+export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type: 'stopped' } | { type: 'failed'; err: unknown } | { type: 'serve'; port: MessagePort };
 
 /**
  * A role that runs on a worker thread of its own, with its own log connection: its CPU work
@@ -43,19 +50,30 @@ export type RoleThreadMessage = { type: 'started' } | { type: 'stop' } | { type:
  * the thread opens it and serves it to the roles of the main thread, which read it through a
  * RemoteStore (ctx.shareStore); a store server (ClickHouse) is opened by each thread itself.
  *
+ * `readsStore`: the role reads the store. With embedded DuckDB the thread reads it from the
+ * thread that holds it, on a connection of its own (ctx.storeConnection), so that the rows
+ * it reads never pass through the API's thread.
+ *
  * `args`: the export is a function that makes the role from these arguments.
  */
-export function onWorkerThread(name: string, module: URL, exportName: string, { holdsStore = false, background = false, args }: ThreadOptions = {}): Role {
+export function onWorkerThread(
+  name: string,
+  module: URL,
+  exportName: string,
+  { holdsStore = false, readsStore = false, background = false, args }: ThreadOptions = {},
+): Role {
   return {
     name,
-    async start({ config, logger, shareStore, failed }) {
-      const channel = holdsStore && config.TQA_STORE === 'duckdb' ? new MessageChannel() : undefined;
+    async start({ config, logger, store, shareStore, storeConnection, failed }) {
+      const embedded = config.TQA_STORE === 'duckdb';
+      const channel = holdsStore && embedded ? new MessageChannel() : undefined;
+      const readStorePort = readsStore && embedded ? (storeConnection?.() ?? servedFromThisThread(await store())) : undefined;
       const nice = background ? config.TQA_BACKGROUND_NICE : 0;
       const code = await threadCode(module);
-      const workerData: RoleThreadData = { main: code.main.href, module: code.module.href, exportName, args, config, storePort: channel?.port2, nice };
+      const workerData: RoleThreadData = { main: code.main.href, module: code.module.href, exportName, args, config, storePort: channel?.port2, readStorePort, nice };
       const worker = new Worker(new URL('../../bin/role-thread.js', import.meta.url), {
         workerData,
-        transferList: channel ? [channel.port2] : [],
+        transferList: [channel?.port2, readStorePort].filter((port) => port !== undefined),
       });
       // Listened for from the start: a thread that failed has exited before its stop is asked.
       // (Not events.once, which would reject on the 'error' that comes first.)
@@ -66,7 +84,14 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
         worker.once('exit', (code) => reject(new Error(`the ${name} thread exited with code ${code} while starting`)));
       });
       await started;
-      if (channel) shareStore?.(new RemoteStore(channel.port1, PROJECTION_TABLES));
+      if (channel) {
+        const connect = (): MessagePort => {
+          const connection = new MessageChannel();
+          worker.postMessage({ type: 'serve', port: connection.port2 } satisfies RoleThreadMessage, [connection.port2]);
+          return connection.port1;
+        };
+        shareStore?.(new RemoteStore(channel.port1, PROJECTION_TABLES), connect);
+      }
       // A failure after the start, an uncaught exception on the thread or one its role reports,
       // ends the process, through `failed` gracefully (a thread that holds DuckDB, torn down by
       // an exit, can abort the process).
@@ -87,4 +112,15 @@ export function onWorkerThread(name: string, module: URL, exportName: string, { 
       };
     },
   };
+}
+
+/**
+ * A connection to the store this thread opened, for a thread that reads it: without the
+ * projections role in the process no thread holds it, and DuckDB allows one instance per file.
+ */
+function servedFromThisThread(store: AnalyticalStore<ProjectionTables>): MessagePort {
+  if (!(store instanceof DuckDbStore)) throw new Error('only an embedded DuckDB store is served to another thread');
+  const connection = new MessageChannel();
+  serveStore(store, connection.port1);
+  return connection.port2;
 }
