@@ -121,7 +121,7 @@ export type paths = {
     get: operations["listBacktests"];
     /**
      * Queue a backtest
-     * @description Queues a strict point-in-time backtest and answers 202 with the queued run and a `Location` header (`/v1/quant/backtests/{id}`) to poll. Pro and Team plans; 402 PLAN_REQUIRED on Free. 409 LIMIT_REACHED when the key already has as many runs queued or running as its plan allows (Pro 2, Team 5).
+     * @description Queues a strict point-in-time backtest and answers 202 with the queued run and a `Location` header (`/v1/quant/backtests/{id}`) to poll. Pro and Team plans; 402 PLAN_REQUIRED on Free. 409 LIMIT_REACHED when the key already has as many runs queued or running as its plan allows (Pro 2, Team 5). The research role checks the limit again in the order the requests reached the log, so requests taken at the same moment by several API processes cannot pass it together: one past it ends `failed` with a `reason` that starts with `LIMIT_REACHED`.
      */
     post: operations["createBacktest"];
   };
@@ -2880,7 +2880,7 @@ export type operations = {
   };
   /**
    * Queue a backtest
-   * @description Queues a strict point-in-time backtest and answers 202 with the queued run and a `Location` header (`/v1/quant/backtests/{id}`) to poll. Pro and Team plans; 402 PLAN_REQUIRED on Free. 409 LIMIT_REACHED when the key already has as many runs queued or running as its plan allows (Pro 2, Team 5).
+   * @description Queues a strict point-in-time backtest and answers 202 with the queued run and a `Location` header (`/v1/quant/backtests/{id}`) to poll. Pro and Team plans; 402 PLAN_REQUIRED on Free. 409 LIMIT_REACHED when the key already has as many runs queued or running as its plan allows (Pro 2, Team 5). The research role checks the limit again in the order the requests reached the log, so requests taken at the same moment by several API processes cannot pass it together: one past it ends `failed` with a `reason` that starts with `LIMIT_REACHED`.
    */
   createBacktest: {
     requestBody: {

@@ -57,7 +57,9 @@ export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGrou
     description:
       'Queues a strict point-in-time backtest and answers 202 with the queued run and a `Location` header (`/v1/quant/backtests/{id}`) ' +
       'to poll. Pro and Team plans; 402 PLAN_REQUIRED on Free. 409 LIMIT_REACHED when the key already has as many runs queued or ' +
-      `running as its plan allows (${LIMITS}).`,
+      `running as its plan allows (${LIMITS}). The research role checks the limit again in the order the requests reached the log, ` +
+      'so requests taken at the same moment by several API processes cannot pass it together: one past it ends `failed` with a ' +
+      '`reason` that starts with `LIMIT_REACHED`.',
     planFeature: 'backtests',
     body: CreateBacktestBodySchema,
     errors: ['LIMIT_REACHED'],

@@ -1,3 +1,4 @@
+import { PLANS } from '../../api/plans.ts';
 import { storeHistory } from '../../research/history/store.ts';
 import { BacktestRunner } from '../../research/runner/backtest-runner.ts';
 import { EventStudyRefresher } from '../../research/runner/event-study-refresher.ts';
@@ -14,7 +15,7 @@ export const researchRole: Role = {
   async start({ logger, services, store }) {
     const history = storeHistory(await store());
     const { log, codec } = services;
-    const runner = new BacktestRunner({ log, codec, history, logger });
+    const runner = new BacktestRunner({ log, codec, history, logger, concurrentRunsOf: (plan) => PLANS[plan].features.concurrentBacktests });
     const studies = new EventStudyRefresher({ log, codec, history, logger });
     await runner.start();
     await studies.start();

@@ -44,6 +44,13 @@ export interface BacktestRunnerOptions {
   logger: Logger;
   /** Runs executed at once by this runner. */
   concurrency?: number;
+  /**
+   * How many runs a key of the plan may have queued or running at once. The API checks it
+   * when it takes a request; the runner checks it again in the log's order, which the
+   * requests of every API process share, so two processes that each let one pass cannot take
+   * a key past it together. Absent: not checked here.
+   */
+  concurrentRunsOf?: (plan: BacktestRequest['plan']) => number;
   now?: () => number;
 }
 
@@ -111,29 +118,35 @@ export class BacktestRunner {
     const request = parsed.data;
     if (this.isTerminal(request.runId)) return;
     if (request.action === 'queue') {
+      const limit = this.options.concurrentRunsOf?.(request.plan);
+      const unfinished = [...this.pending.values()].filter((p) => p.request.keyId === request.keyId).length;
+      if (limit !== undefined && unfinished >= limit && !this.pending.has(request.runId)) {
+        const reason = `LIMIT_REACHED: the key had ${unfinished} runs queued or running when this one came, as many as its plan (${request.plan}) allows at once`;
+        return this.finishUnstarted(request, 'failed', reason);
+      }
       this.pending.set(request.runId, { request, offset: record.offset });
       return;
     }
     const controller = this.running.get(request.runId);
     if (controller !== undefined) controller.abort(new CanceledError());
-    else if (this.pending.has(request.runId)) await this.finishUnstarted(request);
+    else if (this.pending.has(request.runId)) await this.finishUnstarted(request, 'canceled', 'canceled by its owner');
   }
 
-  /** A request canceled before it started is recorded canceled at once. */
-  private async finishUnstarted(request: BacktestRequest): Promise<void> {
+  /** A request canceled, or refused, before it started is recorded so at once. */
+  private async finishUnstarted(request: BacktestRequest, status: 'canceled' | 'failed', reason: string): Promise<void> {
     const at = this.now();
     const previous = this.recorded.get(request.runId);
     await this.record({
       runId: request.runId,
       seq: (previous?.seq ?? 0) + 1,
-      status: 'canceled',
+      status,
       attempt: previous?.attempt ?? 1,
       scanned: previous?.scanned ?? 0,
       total: previous?.total ?? 0,
       asOf: previous?.asOf ?? null,
       startedAt: previous?.startedAt ?? at,
       finishedAt: at,
-      reason: 'canceled by its owner',
+      reason,
       result: null,
       ts: at,
     });

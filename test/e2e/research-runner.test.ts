@@ -44,10 +44,10 @@ function heldUntilAborted(): HistorySource {
 const SPEC: StoredSpec = { rules: [{ field: 'momentum', op: '>=', value: 50 }], horizon: '1h', from: null, to: null, cooldown: '1h', deadTokenPolicy: 'last_price', universe: {} };
 
 let n = 0;
-async function request(action: 'queue' | 'cancel', runId = `btr_${String(++n).padStart(24, '0')}`): Promise<string> {
+async function request(action: 'queue' | 'cancel', runId = `btr_${String(++n).padStart(24, '0')}`, keyId = 'key_runner'): Promise<string> {
   const at = T0 + 10 * HOUR;
   const r: BacktestRequest = {
-    runId, action, version: action === 'queue' ? 1 : 2, keyId: 'key_runner', teamId: null, dataset: 'live', plan: 'pro', name: null,
+    runId, action, version: action === 'queue' ? 1 : 2, keyId, teamId: null, dataset: 'live', plan: 'pro', name: null,
     spec: JSON.stringify(SPEC), createdAt: at, cancelRequestedAt: action === 'cancel' ? at : null, ts: at,
   };
   await appendBacktestRequest(log, codec, r);
@@ -117,5 +117,29 @@ describe('the backtest runner', () => {
     const reference = (await eventsOf(`btr_${String(1).padStart(24, '0')}`)).find((e) => e.status === 'done')!;
     expect(end).toMatchObject({ status: 'done', attempt: 2, asOf: (await eventsOf(id))[0].asOf });
     expect(end.result).toBe(reference.result);
+  });
+
+  it("refuses, in the log's order, a run past the key's plan limit that two API processes each let pass", async () => {
+    const runner = new BacktestRunner({ log, codec, history: heldUntilAborted(), logger: silentLogger, concurrentRunsOf: (plan) => (plan === 'pro' ? 2 : 5) });
+    await runner.start();
+    // Appended as two API processes would, each after its own check saw room for one more.
+    const key = 'key_two_apis';
+    const [running, queued, third] = [await request('queue', undefined, key), await request('queue', undefined, key), await request('queue', undefined, key)];
+    const refused = await ended(third);
+    expect(refused).toMatchObject({ status: 'failed', result: null, attempt: 1 });
+    expect(refused.reason).toMatch(/^LIMIT_REACHED: the key had 2 runs queued or running when this one came/);
+    // The two within the limit are untouched: one running, one queued behind it.
+    await waitFor(async () => (await eventsOf(running)).length > 0, 'the first run to start');
+    expect((await eventsOf(running)).map((e) => e.status)).toEqual(['running']);
+    expect(await eventsOf(queued)).toEqual([]);
+    // A place freed, the key's next run is taken.
+    await request('cancel', queued, key);
+    expect((await ended(queued)).status).toBe('canceled');
+    const next = await request('queue', undefined, key);
+    await request('cancel', running, key);
+    await waitFor(async () => (await eventsOf(next)).some((e) => e.status === 'running'), 'the next run to start');
+    await request('cancel', next, key);
+    await ended(next);
+    await runner.stop();
   });
 });
