@@ -50,7 +50,7 @@ const ROLES: readonly TopologyNode[] = [
     note: '; reads history from the store',
     waitsFor: [],
     inputs: [TOPICS.backtests.name],
-    outputs: [TOPICS.backtestRuns.name, TOPICS.eventStudies.name],
+    outputs: [TOPICS.backtestRuns.name, TOPICS.backtestEvents.name, TOPICS.eventStudies.name],
   },
   {
     name: 'stream role',

@@ -52,6 +52,14 @@ export const backtestRunsProjection = defineProjection({
   ],
 });
 
+/** A done run's events, part by part. */
+export const backtestEventsProjection = defineProjection({
+  name: 'backtest-events',
+  topics: [TOPICS.backtestEvents.name],
+  tables: ['backtest_events'],
+  toRows: (e) => [{ table: 'backtest_events', row: { run_id: e.runId, part: e.part, parts: e.parts, ts: e.ts, events: e.events } }],
+});
+
 /** Each event study's latest result. */
 export const eventStudiesProjection = defineProjection({
   name: 'event-studies',

@@ -1,6 +1,6 @@
 import { apiKeysProjection, teamsProjection } from './api-keys.ts';
 import { authorMetricsProjection } from './author-metrics.ts';
-import { backtestRequestsProjection, backtestRunsProjection, eventStudiesProjection } from './backtest-runs.ts';
+import { backtestEventsProjection, backtestRequestsProjection, backtestRunsProjection, eventStudiesProjection } from './backtest-runs.ts';
 import { cohortEventsProjection } from './cohort-events.ts';
 import { cohortsProjection } from './cohorts.ts';
 import { deadLettersProjection } from './dead-letters.ts';
@@ -32,5 +32,6 @@ export const PROJECTIONS: readonly AnyProjection[] = [
   webhookDeliveriesProjection,
   backtestRequestsProjection,
   backtestRunsProjection,
+  backtestEventsProjection,
   eventStudiesProjection,
 ];

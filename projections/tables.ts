@@ -2,7 +2,7 @@ import { defineTable, defineTables, type RowOf } from '../infra/store/table.ts';
 import { apiKeys, teams } from './tables/keys.ts';
 import { tokens } from '../presenters/tokens-table.ts';
 import { webhookDeliveries, webhooks } from './tables/webhooks.ts';
-import { backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
+import { backtestEvents, backtestRequests, backtestRuns, eventStudies } from './tables/research.ts';
 import { latestSnapshots, signals, snapshotHistory, snapshotRecords } from './tables/quant.ts';
 import { processorCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import { authorMetrics, cohortEvents, cohorts, cohortVersions, narrativeBuckets, outcomes } from './tables/social.ts';
@@ -97,6 +97,7 @@ const PROJECTED = [
   webhookDeliveries,
   backtestRequests,
   backtestRuns,
+  backtestEvents,
   eventStudies,
 ] as const;
 

@@ -294,6 +294,16 @@ export const TOPICS = {
     key: 'backtest run id',
     description: 'What the research role made of each backtest request: running with progress, then done with the result, failed or canceled.',
   },
+  backtestEvents: {
+    name: 'research.backtest-events',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: FOREVER,
+    retentionBytes: FOREVER,
+    valueType: 'backtest-events',
+    key: 'backtest run id',
+    description: "A done backtest run's events in parts, each well under the log's record size limit; the run's done event names how many.",
+  },
   eventStudies: {
     name: 'research.event-studies',
     partitions: 1,

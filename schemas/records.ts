@@ -3,7 +3,7 @@ import { WebhookEventSchema } from './records/control-webhooks.ts';
 import { PublicEventSchema } from './records/public-events.ts';
 import { StreamPresenceSchema } from './records/stream-presence.ts';
 import { WebhookDeliverySchema } from './records/webhook-deliveries.ts';
-import { BacktestRequestSchema, BacktestRunEventSchema, EventStudyRecordSchema } from './records/research.ts';
+import { BacktestEventsPartSchema, BacktestRequestSchema, BacktestRunEventSchema, EventStudyRecordSchema } from './records/research.ts';
 import { DeadLetterSchema, MarketTickSchema, MentionSchema, PostSchema, TokenMetaSchema } from './records/ingest.ts';
 import { AnalogInputsRecordSchema, FeatureSnapshotSchema, OutcomeSchema, OutcomeSubjectRecordSchema, ScoreInputsRecordSchema, UnresolvedRefSchema } from './records/quant-market.ts';
 import {
@@ -61,6 +61,7 @@ export const RECORD_TYPES = {
   'stream-presence': StreamPresenceSchema,
   'backtest-request': BacktestRequestSchema,
   'backtest-run': BacktestRunEventSchema,
+  'backtest-events': BacktestEventsPartSchema,
   'event-study': EventStudyRecordSchema,
 } as const;
 

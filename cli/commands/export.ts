@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openLogServices } from '../../infra/bootstrap.ts';
+import { openLogServices, type LogServices } from '../../infra/bootstrap.ts';
 import { exportFormatOf, writeTableFile } from '../../infra/export/table-file.ts';
 import { defaultDuckDbPath, duckDbFileInUse, openStore } from '../../projections/open-store.ts';
 import type { BacktestResult } from '../../research/backtest/run.ts';
 import { backtestEventRows } from '../../research/export/events.ts';
 import { HISTORY_COLUMNS, historyPages } from '../../research/export/history.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
-import { BACKTEST_RUN_ID, BacktestRunEventSchema } from '../../schemas/records.ts';
+import { BACKTEST_RUN_ID, BacktestEventsPartSchema, BacktestRunEventSchema } from '../../schemas/records.ts';
+import { eventsPartsOf, joinEvents } from '../../projections/read-models/backtest-events.ts';
 import type { CliCommand, CliContext } from '../command.ts';
 import { UsageError } from '../../projections/usage-error.ts';
 import { readControlEvents } from '../../projections/control-events.ts';
@@ -61,6 +62,18 @@ async function exportHistory(from: number, to: number, out: string, ctx: CliCont
   }
 }
 
+/** A done result with its events, read back from their parts in the log when they are in parts; null when a part is missing. */
+async function wholeResult(result: string, runId: string, services: LogServices): Promise<string | null> {
+  const count = eventsPartsOf(result);
+  if (count === null) return result;
+  const parts = new Map<number, string>();
+  for (const part of await readControlEvents(services.log, services.codec, TOPICS.backtestEvents.name, BacktestEventsPartSchema)) {
+    if (part.runId === runId) parts.set(part.part, part.events);
+  }
+  const ordered = Array.from({ length: count }, (_, i) => parts.get(i));
+  return ordered.every((part) => part !== undefined) ? joinEvents(result, ordered) : null;
+}
+
 async function exportRun(runId: string, out: string, ctx: CliContext): Promise<number> {
   if (!BACKTEST_RUN_ID.test(runId)) throw new UsageError('the run id has the form btr_<hex>');
   const services = await openLogServices(ctx.config, ctx.logger);
@@ -71,7 +84,12 @@ async function exportRun(runId: string, out: string, ctx: CliContext): Promise<n
       ctx.stderr.write(`run ${runId} is not done (or unknown)\n`);
       return 1;
     }
-    const { columns, rows, timeColumns } = backtestEventRows(JSON.parse(done.result!) as BacktestResult);
+    const result = await wholeResult(done.result!, runId, services);
+    if (result === null) {
+      ctx.stderr.write(`run ${runId} is done, but not all parts of its events are in ${TOPICS.backtestEvents.name}\n`);
+      return 1;
+    }
+    const { columns, rows, timeColumns } = backtestEventRows(JSON.parse(result) as BacktestResult);
     const written = await writeTableFile(out, columns, [rows], { timeColumns });
     ctx.stderr.write(`${written} events written to ${out}\n`);
     return 0;

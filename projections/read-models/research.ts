@@ -1,5 +1,6 @@
 import { column, columns, int64, list, sql, table } from '../../infra/store/sql-literal.ts';
-import { backtestRequests, backtestRuns, eventStudies, type BacktestRequestRow, type BacktestRunRow, type EventStudyRow } from '../tables/research.ts';
+import { backtestEvents, backtestRequests, backtestRuns, eventStudies, type BacktestEventsRow, type BacktestRequestRow, type BacktestRunRow, type EventStudyRow } from '../tables/research.ts';
+import { eventsPartsOf, joinEvents } from './backtest-events.ts';
 import { allOf, decodeCursor, encodeCursor, filtersHash, type Page, type ReadStore } from './cursor.ts';
 
 /** A backtest run as the store knows it: the request, and what the research role recorded (null while queued). */
@@ -18,13 +19,38 @@ async function runsOf(store: ReadStore, ids: readonly string[]): Promise<Map<str
   return new Map(rows.map((r) => [r.run_id, r]));
 }
 
+/**
+ * The runs with their results whole: a done run whose events are in parts (backtest-events.ts)
+ * gets them back; one whose parts are not all stored yet (another projection writes them) is
+ * shown as it was before done, running, rather than with a result that lacks events.
+ */
+async function withEventsJoined(store: ReadStore, runs: Map<string, BacktestRunRow>): Promise<Map<string, BacktestRunRow>> {
+  const split = [...runs.values()].filter((run) => run.status === 'done' && run.result !== null && eventsPartsOf(run.result) !== null);
+  if (split.length === 0) return runs;
+  const rows = await store.query<BacktestEventsRow>(
+    sql`SELECT ${columns(backtestEvents)} FROM ${table(backtestEvents)} WHERE ${column(backtestEvents, 'run_id')} IN ${list(split.map((run) => run.run_id))}`,
+  );
+  // A store that merges versions late (ClickHouse) may still hold a part twice: the newest counts.
+  const stored = new Map<string, BacktestEventsRow>();
+  for (const row of rows) {
+    const at = `${row.run_id} ${row.part}`;
+    if ((stored.get(at)?.ts ?? -Infinity) < row.ts) stored.set(at, row);
+  }
+  for (const run of split) {
+    const parts = Array.from({ length: eventsPartsOf(run.result!)! }, (_, part) => stored.get(`${run.run_id} ${part}`)?.events);
+    const whole = parts.every((part) => part !== undefined);
+    runs.set(run.run_id, whole ? { ...run, result: joinEvents(run.result!, parts) } : { ...run, status: 'running', finished_at: null, result: null });
+  }
+  return runs;
+}
+
 /** One run by id, any owner; null when no request has that id. */
 export async function getBacktest(store: ReadStore, runId: string): Promise<BacktestView | null> {
   const [request] = await store.query<BacktestRequestRow>(
     sql`SELECT ${columns(backtestRequests)} FROM ${table(backtestRequests)} WHERE ${column(backtestRequests, 'run_id')} = ${runId}`,
   );
   if (request === undefined) return null;
-  return { request, run: (await runsOf(store, [runId])).get(runId) ?? null };
+  return { request, run: (await withEventsJoined(store, await runsOf(store, [runId]))).get(runId) ?? null };
 }
 
 /** A key's runs, newest first, page by page. */
@@ -44,7 +70,7 @@ export async function backtestsOfKey(store: ReadStore, keyId: string, limit: num
         ORDER BY ${column(r, 'created_at')} DESC, ${column(r, 'run_id')} DESC LIMIT ${int64(limit + 1)}`,
   );
   const page = rows.slice(0, limit);
-  const runs = await runsOf(store, page.map((p) => p.run_id));
+  const runs = await withEventsJoined(store, await runsOf(store, page.map((p) => p.run_id)));
   const last = page.at(-1);
   const hasMore = rows.length > limit;
   return {

@@ -49,6 +49,24 @@ export const backtestRuns = defineTable({
 });
 export type BacktestRunRow = RowOf<typeof backtestRuns>;
 
+/**
+ * The events of each done run (research.backtest-events), in parts: the run's result in
+ * backtest_runs holds the rest and names how many parts there are (`events_parts`).
+ */
+export const backtestEvents = defineTable({
+  name: 'backtest_events',
+  columns: {
+    run_id: 'string',
+    part: 'int64',
+    parts: 'int64',
+    ts: 'int64',
+    events: 'json',
+  },
+  key: ['run_id', 'part'],
+  version: 'ts',
+});
+export type BacktestEventsRow = RowOf<typeof backtestEvents>;
+
 /** The latest result of each event study (research.event-studies), newest hour boundary wins. */
 export const eventStudies = defineTable({
   name: 'event_studies',

@@ -13,7 +13,8 @@ import {
 import { normaliseBacktestSpec } from '../backtest/spec.ts';
 import { runBacktest } from '../backtest/run.ts';
 import type { HistorySource } from '../history/source.ts';
-import { appendRunEvent } from '../runs/commands.ts';
+import { splitEvents } from '../../projections/read-models/backtest-events.ts';
+import { appendEventsPart, appendRunEvent } from '../runs/commands.ts';
 import type { StoredSpec } from '../runs/stored-spec.ts';
 
 /**
@@ -51,6 +52,8 @@ export interface BacktestRunnerOptions {
    * a key past it together. Absent: not checked here.
    */
   concurrentRunsOf?: (plan: BacktestRequest['plan']) => number;
+  /** The most bytes of events a part of a result holds (default EVENTS_PART_BYTES). */
+  eventsPartBytes?: number;
   now?: () => number;
 }
 
@@ -231,7 +234,12 @@ export class BacktestRunner {
       await progress;
       const finishedAt = this.now();
       try {
-        await this.record(event('done', { scanned: total, finishedAt, result: JSON.stringify(result) }));
+        // The events first, in parts under the log's record limit; then done, naming how many.
+        const { rest, parts } = splitEvents(result, this.options.eventsPartBytes);
+        for (const [part, events] of parts.entries()) {
+          await appendEventsPart(this.options.log, this.options.codec, { runId: request.runId, part, parts: parts.length, events, ts: finishedAt });
+        }
+        await this.record(event('done', { scanned: total, finishedAt, result: rest }));
       } catch (err) {
         // E.g. a result beyond the log's record size limit: say so rather than run it again and again.
         await this.record(event('failed', { finishedAt, reason: `the result could not be recorded: ${(err as Error).message}`.slice(0, 500) }));

@@ -6,7 +6,8 @@ import { eventTime, slug } from './primitives.ts';
  * Research records. A backtest is requested on control.backtests (queued, then perhaps a
  * cancel); the research role records what became of it on research.backtest-runs; event-study
  * results, refreshed hourly in event time, go to research.event-studies. Each record carries
- * the whole state of its object at that version, so a projection is a function of one record
+ * the whole state of its object at that version (a done run's events, which can be many, in
+ * parts on research.backtest-events), so a projection is a function of one record
  * and a replay rebuilds every run and every study (DESIGN.md §3, rule 4). Field names match
  * schemas/avro/{backtest-request,backtest-run,event-study}/v1.avsc one to one.
  */
@@ -58,6 +59,17 @@ export const BacktestRunEventSchema = z.strictObject({
   ts: eventTime,
 });
 export type BacktestRunEvent = z.infer<typeof BacktestRunEventSchema>;
+
+/** A part of a done run's events (the `done` event's result holds the rest and names how many parts there are). */
+export const BacktestEventsPartSchema = z.strictObject({
+  runId: z.string().regex(BACKTEST_RUN_ID, 'must be btr_<hex>'),
+  part: z.number().int().min(0),
+  parts: z.number().int().min(1),
+  /** The part's events, a JSON array (snake_case, as in the result). */
+  events: z.string().min(2),
+  ts: eventTime,
+});
+export type BacktestEventsPart = z.infer<typeof BacktestEventsPartSchema>;
 
 export const EventStudyRecordSchema = z.strictObject({
   slug,

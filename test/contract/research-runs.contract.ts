@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
+import { splitEvents } from '../../projections/read-models/backtest-events.ts';
 import { activeBacktestsOfKey, backtestsOfKey, eventStudyResults, getBacktest } from '../../projections/read-models/research.ts';
 import type { BacktestRequestRow, BacktestRunRow } from '../../projections/tables/research.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -7,7 +8,8 @@ import type { ProjectionTables } from '../../projections/tables.ts';
 /**
  * The read models of backtest runs and event studies on a store: the latest version of a
  * request and of a run wins, a key's runs page newest first with a cursor, only queued and
- * running ones count against the plan's limit, and each study serves its newest result.
+ * running ones count against the plan's limit, a done result's events in parts join back,
+ * and each study serves its newest result.
  */
 export type StoreFactory = () => Promise<{ store: AnalyticalStore<ProjectionTables>; cleanup(): Promise<void> }>;
 
@@ -74,6 +76,22 @@ export function describeResearchRunsContract(name: string, open: StoreFactory): 
       expect(await activeBacktestsOfKey(store, 'key_a')).toBe(1);
       expect(await activeBacktestsOfKey(store, 'key_b')).toBe(1);
       expect(await activeBacktestsOfKey(store, 'key_c')).toBe(0);
+    });
+
+    it('joins a done result with its events in parts, and shows it running until every part is stored', async () => {
+      const { rest, parts } = splitEvents({ n: 3, events: [{ token_id: 'tk_a' }, { token_id: 'tk_b' }, { token_id: 'tk_c' }] }, 20);
+      expect(parts).toHaveLength(3);
+      const part = (i: number, ts = T + 5) => ({ run_id: id(3), part: i, parts: parts.length, ts, events: parts[i] });
+      await store.upsert('backtest_runs', [run(3, 5, 'done', rest)]);
+      // The last part is twice: as a rerun after a restart writes it again.
+      await store.upsert('backtest_events', [part(0), part(2)]);
+      await store.upsert('backtest_events', [part(2, T + 6)]);
+      expect((await getBacktest(store, id(3)))?.run).toMatchObject({ status: 'running', result: null, finished_at: null });
+      await store.upsert('backtest_events', [part(1)]);
+      const done = (await getBacktest(store, id(3)))?.run;
+      expect(done?.status).toBe('done');
+      expect(JSON.parse(done!.result!)).toEqual({ n: 3, events: [{ token_id: 'tk_a' }, { token_id: 'tk_b' }, { token_id: 'tk_c' }] });
+      expect((await backtestsOfKey(store, 'key_a', 1)).rows[0].run?.result).toBe(done!.result);
     });
 
     it("serves each study's newest result", async () => {

@@ -11,7 +11,8 @@ import { appendBacktestRequest } from '../../research/runs/commands.ts';
 import type { StoredSpec } from '../../research/runs/stored-spec.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
-import type { BacktestRequest, BacktestRunEvent } from '../../schemas/records.ts';
+import type { BacktestEventsPart, BacktestRequest, BacktestRunEvent } from '../../schemas/records.ts';
+import { joinEvents } from '../../projections/read-models/backtest-events.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 import { waitFor } from '../../infra/wait.ts';
@@ -59,6 +60,11 @@ async function eventsOf(runId: string): Promise<BacktestRunEvent[]> {
   return all.filter((e) => e.runId === runId);
 }
 
+async function partsOf(runId: string): Promise<BacktestEventsPart[]> {
+  const all = await Promise.all((await readTopic(log, TOPICS.backtestEvents.name)).map((r) => codec.decode(r.topic, r.value!) as Promise<BacktestEventsPart>));
+  return all.filter((p) => p.runId === runId);
+}
+
 const ended = (runId: string) => waitFor(async () => (await eventsOf(runId)).find((e) => e.status !== 'running'), `${runId} to end`);
 
 beforeAll(async () => {
@@ -89,6 +95,23 @@ describe('the backtest runner', () => {
     expect(JSON.parse(a.result!).n).toBeGreaterThan(0);
     expect(b.result).toBe(a.result);
     expect(a.scanned).toBe(a.total);
+  });
+
+  it("records a result's events in parts under the size limit, which join back to the whole result", async () => {
+    const runner = new BacktestRunner({ log, codec, history, logger: silentLogger, eventsPartBytes: 4_096 });
+    await runner.start();
+    const small = await ended(await request('queue'));
+    await runner.stop();
+    const parts = await partsOf(small.runId);
+    expect(parts.length).toBeGreaterThan(2);
+    expect(parts.map((p) => p.part)).toEqual(parts.map((_, i) => i));
+    for (const part of parts) expect(Buffer.byteLength(part.events)).toBeLessThanOrEqual(4_096);
+    // The same request recorded with the default part size: one part; both join to one result.
+    const reference = (await eventsOf(`btr_${String(1).padStart(24, '0')}`)).find((e) => e.status === 'done')!;
+    const whole = (run: BacktestRunEvent, of: BacktestEventsPart[]) => JSON.parse(joinEvents(run.result!, of.map((p) => p.events))) as { n: number; events: unknown[] };
+    const joined = whole(small, parts);
+    expect(joined).toEqual(whole(reference, await partsOf(reference.runId)));
+    expect(joined.events).toHaveLength(joined.n);
   });
 
   it('cancels a running run when its cancel arrives', async () => {
