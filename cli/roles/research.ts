@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { PLANS } from '../../api/plans.ts';
 import { storeHistory } from '../../research/history/store.ts';
 import { BacktestRunner } from '../../research/runner/backtest-runner.ts';
@@ -12,11 +13,11 @@ import type { Role } from './role.ts';
  */
 export const researchRole: Role = {
   name: 'research',
-  async start({ logger, services, store }) {
+  async start({ config, logger, services, store }) {
     const history = storeHistory(await store());
     const { log, codec } = services;
     const runner = new BacktestRunner({ log, codec, history, logger, concurrentRunsOf: (plan) => PLANS[plan].features.concurrentBacktests });
-    const studies = new EventStudyRefresher({ log, codec, history, logger });
+    const studies = new EventStudyRefresher({ log, codec, history, logger, checkpointFile: join(config.TQA_DATA_DIR, 'state', 'event-studies.v8') });
     await runner.start();
     await studies.start();
     logger.info('research runner started');
