@@ -15,7 +15,8 @@ import { onWorkerThread } from './worker-thread.ts';
  * feeds (a first start's seeding), the processors (a catch-up), the research runs and the
  * projections run on worker threads of their own, so their CPU work never holds the API's
  * event loop when they run in one process; the projections' thread holds an embedded store
- * and answers the other roles' reads of it (the research thread's on a connection of its own). Each processor has threads of its own: the public events, derived from
+ * and answers the other roles' reads of it (the research thread's on a connection of its
+ * own). Each processor has threads of its own: the public events, derived from
  * the engine's outputs, are worked out on another core while the engine goes on, and a
  * processor with a task per partition (the outcomes stage) spreads its partitions over
  * several. The processors start at once: each reads the log from its own group's commits,

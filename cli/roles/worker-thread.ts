@@ -1,9 +1,8 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../../infra/config.ts';
-import { DuckDbStore } from '../../infra/store/duckdb-store.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { RemoteStore } from '../../infra/store/remote/remote-store.ts';
-import { serveStore } from '../../infra/store/remote/store-host.ts';
+import { serveStore, type TextQueryStore } from '../../infra/store/remote/store-host.ts';
 import { PROJECTION_TABLES, type ProjectionTables } from '../../projections/tables.ts';
 import type { Role } from './role.ts';
 import { threadCode } from './thread-code.ts';
@@ -119,8 +118,9 @@ export function onWorkerThread(
  * projections role in the process no thread holds it, and DuckDB allows one instance per file.
  */
 function servedFromThisThread(store: AnalyticalStore<ProjectionTables>): MessagePort {
-  if (!(store instanceof DuckDbStore)) throw new Error('only an embedded DuckDB store is served to another thread');
+  // Told by its method, not its class: importing DuckDbStore here would load DuckDB into every process.
+  if (!('queryText' in store)) throw new Error('only an embedded DuckDB store is served to another thread');
   const connection = new MessageChannel();
-  serveStore(store, connection.port1);
+  serveStore(store as TextQueryStore, connection.port1);
   return connection.port2;
 }
