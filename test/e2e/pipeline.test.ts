@@ -84,7 +84,7 @@ describe('the embedded pipeline: simulated feed → quant engine → projections
     expect(live.narratives.length).toBeGreaterThan(3);
     expect(live.heatmap.rows.length).toBe(live.narratives.length);
     for (const [table, rows] of Object.entries(liveTables)) {
-      if (!['dead_letters', 'snapshots', 'api_keys', 'teams', 'webhooks', 'webhook_deliveries', 'backtest_requests', 'backtest_runs', 'event_studies'].includes(table)) expect(rows.length, table).toBeGreaterThan(0);
+      if (!['dead_letters', 'snapshots', 'api_keys', 'teams', 'webhooks', 'webhook_deliveries', 'backtest_requests', 'backtest_runs', 'backtest_events', 'event_studies'].includes(table)) expect(rows.length, table).toBeGreaterThan(0);
     }
   });
 
