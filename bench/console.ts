@@ -5,9 +5,8 @@ import { gzipSync } from 'node:zlib';
 import puppeteer, { type Page } from 'puppeteer-core';
 import { READ_CACHE_TTL_MS } from '../api/services/read-cache.ts';
 import { buildConsole, CONSOLE_DIR } from '../console/build.ts';
-import { waitFor } from '../infra/wait.ts';
 import { atMost, notMeasured, report } from './results.ts';
-import { startService, type Service } from './service.ts';
+import { startService, untilCaughtUp } from './service.ts';
 
 /**
  * The console in Debian's headless Chromium against `tqa start` (its simulated world of 500
@@ -46,7 +45,8 @@ export async function benchConsole(): Promise<void> {
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   try {
     const [key] = service.keys;
-    await untilCaughtUp(service);
+    // Measured beside a running service, not a starting one (a first start keeps every core busy).
+    await untilCaughtUp(service, CATCH_UP_TIMEOUT_MS);
     const page = await browser.newPage();
     // Said when a run shows no row: what the page itself reported.
     const problems: string[] = [];
@@ -117,22 +117,6 @@ export async function benchConsole(): Promise<void> {
     await browser.close();
     await service.stop();
   }
-}
-
-/**
- * Until the service has processed its seeded history: its first start keeps every core busy
- * for minutes, and the console is measured beside a running service, not a starting one.
- */
-async function untilCaughtUp(service: Service): Promise<void> {
-  await waitFor(
-    async () => {
-      const seededAt = await service.seeded();
-      const health = await service.health();
-      return seededAt !== null && health?.caughtUp === true && health.measuredAt !== null && health.measuredAt > seededAt;
-    },
-    'the service to catch up with its seeded history',
-    CATCH_UP_TIMEOUT_MS,
-  );
 }
 
 /** Clicks More until the list ends; returns the rows shown. */

@@ -10,6 +10,7 @@ import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { freePorts } from '../infra/peers/clickhouse-server.ts';
 import { exists } from '../infra/fs/exists.ts';
+import { waitFor } from '../infra/wait.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -98,4 +99,17 @@ export async function processMemory(child: ChildProcess): Promise<{ rss: number;
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}
+
+/** Until /v1/health says `ok` from a measurement taken after the whole simulated history was seeded. */
+export async function untilCaughtUp(service: Service, timeoutMs: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const seededAt = await service.seeded();
+      const health = await service.health();
+      return seededAt !== null && health?.status === 'ok' && health.caughtUp === true && health.measuredAt !== null && health.measuredAt > seededAt;
+    },
+    'the service to catch up with its seeded history',
+    timeoutMs,
+  );
 }

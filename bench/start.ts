@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { LoadSpec } from './api-load.ts';
 import { LoadClient, summarise, type Stats } from './load-client.ts';
 import { atMost, below, notMeasured, report, shareOfBaseline } from './results.ts';
-import { processMemory, startService, type Service } from './service.ts';
+import { processMemory, startService, untilCaughtUp, type Service } from './service.ts';
 import { waitFor } from '../infra/wait.ts';
 
 const DAYS = process.env.BENCH_START_DAYS ?? '7';
@@ -31,7 +31,7 @@ export async function benchStart(): Promise<void> {
     let caughtUp: Stats;
     try {
       const started = performance.now();
-      await untilCaughtUp(first);
+      await untilCaughtUp(first, CATCH_UP_TIMEOUT_MS);
       firstStartMs = performance.now() - started;
       memory = await first.memory();
       caughtUp = summarise(await client.run(tokenLoad(first, await tokenPaths(first))));
@@ -86,19 +86,6 @@ export async function benchStart(): Promise<void> {
   } finally {
     client.close();
   }
-}
-
-/** Until /v1/health says `ok` from a measurement taken after the whole history was seeded. */
-async function untilCaughtUp(service: Service): Promise<void> {
-  await waitFor(
-    async () => {
-      const seededAt = await service.seeded();
-      const health = await service.health();
-      return seededAt !== null && health?.status === 'ok' && health.caughtUp === true && health.measuredAt !== null && health.measuredAt > seededAt;
-    },
-    'the first start to catch up',
-    CATCH_UP_TIMEOUT_MS,
-  );
 }
 
 /** Token snapshot paths, once the service lists tokens and answers for the first of them with a bench key. */

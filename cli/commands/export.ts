@@ -8,7 +8,7 @@ import { backtestEventRows } from '../../research/export/events.ts';
 import { HISTORY_COLUMNS, historyPages } from '../../research/export/history.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import { BACKTEST_RUN_ID, BacktestEventsPartSchema, BacktestRunEventSchema } from '../../schemas/records.ts';
-import { eventsPartsOf, joinEvents } from '../../projections/read-models/backtest-events.ts';
+import { eventsPartsOf, joinedResult } from '../../projections/read-models/backtest-events.ts';
 import type { CliCommand, CliContext } from '../command.ts';
 import { UsageError } from '../../projections/usage-error.ts';
 import { readControlEvents } from '../../projections/control-events.ts';
@@ -70,8 +70,7 @@ async function wholeResult(result: string, runId: string, services: LogServices)
   for (const part of await readControlEvents(services.log, services.codec, TOPICS.backtestEvents.name, BacktestEventsPartSchema)) {
     if (part.runId === runId) parts.set(part.part, part.events);
   }
-  const ordered = Array.from({ length: count }, (_, i) => parts.get(i));
-  return ordered.every((part) => part !== undefined) ? joinEvents(result, ordered) : null;
+  return joinedResult(result, count, (part) => parts.get(part));
 }
 
 async function exportRun(runId: string, out: string, ctx: CliContext): Promise<number> {

@@ -38,6 +38,12 @@ export function eventsPartsOf(result: string): number | null {
   return match === null ? null : Number(match[1]);
 }
 
+/** The whole result from `rest` and its parts looked up by place; null while one of them is missing. */
+export function joinedResult(rest: string, parts: number, partAt: (part: number) => string | undefined): string | null {
+  const found = Array.from({ length: parts }, (_, part) => partAt(part));
+  return found.every((part) => part !== undefined) ? joinEvents(rest, found) : null;
+}
+
 /** The whole result: `rest` with the parts' events (in part order) in place of its parts count. */
 export function joinEvents(rest: string, parts: readonly string[]): string {
   const events = parts.map((part) => part.slice(1, -1)).filter((inner) => inner.length > 0);

@@ -1,6 +1,6 @@
 import { column, columns, int64, list, sql, table } from '../../infra/store/sql-literal.ts';
 import { backtestEvents, backtestRequests, backtestRuns, eventStudies, type BacktestEventsRow, type BacktestRequestRow, type BacktestRunRow, type EventStudyRow } from '../tables/research.ts';
-import { eventsPartsOf, joinEvents } from './backtest-events.ts';
+import { eventsPartsOf, joinedResult } from './backtest-events.ts';
 import { allOf, decodeCursor, encodeCursor, filtersHash, type Page, type ReadStore } from './cursor.ts';
 
 /** A backtest run as the store knows it: the request, and what the research role recorded (null while queued). */
@@ -25,10 +25,13 @@ async function runsOf(store: ReadStore, ids: readonly string[]): Promise<Map<str
  * shown as it was before done, running, rather than with a result that lacks events.
  */
 async function withEventsJoined(store: ReadStore, runs: Map<string, BacktestRunRow>): Promise<Map<string, BacktestRunRow>> {
-  const split = [...runs.values()].filter((run) => run.status === 'done' && run.result !== null && eventsPartsOf(run.result) !== null);
+  const split = [...runs.values()].flatMap((run) => {
+    const parts = run.status === 'done' && run.result !== null ? eventsPartsOf(run.result) : null;
+    return parts === null ? [] : [{ run, rest: run.result!, parts }];
+  });
   if (split.length === 0) return runs;
   const rows = await store.query<BacktestEventsRow>(
-    sql`SELECT ${columns(backtestEvents)} FROM ${table(backtestEvents)} WHERE ${column(backtestEvents, 'run_id')} IN ${list(split.map((run) => run.run_id))}`,
+    sql`SELECT ${columns(backtestEvents)} FROM ${table(backtestEvents)} WHERE ${column(backtestEvents, 'run_id')} IN ${list(split.map(({ run }) => run.run_id))}`,
   );
   // A store that merges versions late (ClickHouse) may still hold a part twice: the newest counts.
   const stored = new Map<string, BacktestEventsRow>();
@@ -36,10 +39,9 @@ async function withEventsJoined(store: ReadStore, runs: Map<string, BacktestRunR
     const at = `${row.run_id} ${row.part}`;
     if ((stored.get(at)?.ts ?? -Infinity) < row.ts) stored.set(at, row);
   }
-  for (const run of split) {
-    const parts = Array.from({ length: eventsPartsOf(run.result!)! }, (_, part) => stored.get(`${run.run_id} ${part}`)?.events);
-    const whole = parts.every((part) => part !== undefined);
-    runs.set(run.run_id, whole ? { ...run, result: joinEvents(run.result!, parts) } : { ...run, status: 'running', finished_at: null, result: null });
+  for (const { run, rest, parts } of split) {
+    const result = joinedResult(rest, parts, (part) => stored.get(`${run.run_id} ${part}`)?.events);
+    runs.set(run.run_id, result !== null ? { ...run, result } : { ...run, status: 'running', finished_at: null, result: null });
   }
   return runs;
 }
