@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { unwrap, type operations } from '../../client/index.ts';
 import { apiFor, type Schemas } from '../api.ts';
 import { ErrorBox } from '../error-box.tsx';
-import { TokenLink } from '../format.tsx';
+import { minute, TokenLink } from '../format.tsx';
 import type { Session } from '../session-type.ts';
 import { CHAINS } from './tokens.tsx';
 
@@ -121,7 +121,7 @@ export function SignalsPage({ session, query }: { session: Session; query: strin
             <tbody>
               {feed.rows.map((s) => (
                 <tr data-signal={s.id}>
-                  <td>{s.fired_at.slice(0, 16).replace('T', ' ')}</td>
+                  <td>{minute(s.fired_at)}</td>
                   <td>
                     <TokenLink token={s.token} />
                   </td>

@@ -1,6 +1,6 @@
 import { Component } from 'preact';
 import type { Schemas } from '../api.ts';
-import { score } from '../format.tsx';
+import { minute, score } from '../format.tsx';
 
 /** The scanner's rows and how the stream's score updates change them. */
 
@@ -75,7 +75,7 @@ export class TokenRow extends Component<{ shown: ShownRow }> {
             {score(row.scores[s])}
           </td>
         ))}
-        <td>{row.ts.slice(0, 16).replace('T', ' ')}</td>
+        <td>{minute(row.ts)}</td>
       </tr>
     );
   }
