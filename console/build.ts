@@ -24,6 +24,9 @@ export async function buildConsole(): Promise<void> {
       ...common,
       entryPoints: { console: join(HERE, 'main.tsx') },
       format: 'esm',
+      // Code loaded by import() (uPlot, for the charts) goes in chunks of its own.
+      splitting: true,
+      chunkNames: 'lib-[hash]',
       jsx: 'automatic',
       jsxImportSource: 'preact',
       // uPlot's stylesheet, imported by the chart, lands in console.css beside the console's own.
@@ -37,7 +40,10 @@ export async function buildConsole(): Promise<void> {
     const page = await readFile(join(HERE, 'index.html'), 'utf8');
     if (!page.includes(HEAD_SCRIPT)) throw new Error(`console/index.html has no ${HEAD_SCRIPT} for the head script`);
     await writeFile(join(staging, 'index.html'), page.replace(HEAD_SCRIPT, () => `<script>${startCode}</script>`));
-    for (const file of await readdir(staging)) await rename(join(staging, file), join(CONSOLE_DIR, file));
+    const built = await readdir(staging);
+    for (const file of built) await rename(join(staging, file), join(CONSOLE_DIR, file));
+    // Chunks of earlier builds (their names hold their hashes) go: every build makes the same set.
+    for (const file of await readdir(CONSOLE_DIR)) if (!built.includes(file)) await rm(join(CONSOLE_DIR, file), { force: true });
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

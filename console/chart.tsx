@@ -1,10 +1,20 @@
-import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type uPlot from 'uplot';
+
+/**
+ * uPlot, loaded (a chunk of its own) when the first chart is drawn: the pages without charts,
+ * the tokens page first of all, neither load nor run it.
+ */
+let library: Promise<typeof uPlot> | undefined;
+const loadUplot = () => (library ??= import('uplot').then((module) => module.default));
+
+export type ChartOptions = Omit<uPlot.Options, 'width' | 'height'>;
 
 /**
  * A uPlot chart as wide as its box (at most 900 px). It is drawn again only when `data`
- * changes, so callers memoise their data; the options are read at that moment. `attrs`
- * describe what was drawn, for whoever checks the chart against the API.
+ * changes, so callers memoise their data; the options are read at that moment (a function of
+ * uPlot for options that need it, such as its bar paths). `attrs` describe what was drawn, for
+ * whoever checks the chart against the API; `data-drawn` is set once it is.
  */
 export function Chart({
   name,
@@ -14,17 +24,36 @@ export function Chart({
   attrs = {},
 }: {
   name: string;
-  options: Omit<uPlot.Options, 'width' | 'height'>;
+  options: ChartOptions | ((library: typeof uPlot) => ChartOptions);
   data: uPlot.AlignedData;
   height?: number;
   attrs?: Record<`data-${string}`, string | number>;
 }) {
   const host = useRef<HTMLDivElement>(null);
+  const [drawn, setDrawn] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
   useEffect(() => {
-    const chart = new uPlot({ ...options, width: Math.min(900, host.current!.clientWidth || 900), height }, data, host.current!);
-    return () => chart.destroy();
+    let chart: uPlot | undefined;
+    let gone = false;
+    loadUplot().then(
+      (UPlot) => {
+        if (gone) return;
+        const chosen = typeof options === 'function' ? options(UPlot) : options;
+        chart = new UPlot({ ...chosen, width: Math.min(900, host.current!.clientWidth || 900), height }, data, host.current!);
+        setDrawn(true);
+      },
+      (err: unknown) => setFailure(`the chart could not be loaded: ${String(err)}`),
+    );
+    return () => {
+      gone = true;
+      chart?.destroy();
+    };
   }, [data]);
-  return <div class={`chart ${name}`} ref={host} {...attrs} />;
+  return (
+    <div class={`chart ${name}`} ref={host} data-drawn={drawn ? '' : undefined} {...attrs}>
+      {failure !== null && <p class="notice">{failure}</p>}
+    </div>
+  );
 }
 
 /** Axis labels for fractions shown as percentages, with as many digits as the ticks need. */

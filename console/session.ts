@@ -6,10 +6,15 @@
 
 const STORAGE = 'tqa.console.key';
 
-export function keyFromFragment(): void {
+/** The key a link passed in the URL fragment, or null. */
+export function keyInFragment(): string | null {
   const match = /^#key=([^&]+)/.exec(location.hash);
-  if (match === null) return;
-  sessionStorage.setItem(STORAGE, decodeURIComponent(match[1]));
+  return match === null ? null : decodeURIComponent(match[1]);
+}
+
+/** Keeps a link's key and takes it out of the address bar, which shows the tokens page then. */
+export function keepKeyFromLink(key: string): void {
+  keepKey(key);
   history.replaceState(null, '', `${location.pathname}#/tokens`);
 }
 

@@ -1,5 +1,5 @@
 import { useMemo } from 'preact/hooks';
-import uPlot from 'uplot';
+import type uPlot from 'uplot';
 import type { BacktestEvent, BacktestResult } from '../../research/backtest/run.ts';
 import { Chart, percentAxis, percentTicks } from '../chart.tsx';
 import { returnLegend } from '../research-values.ts';
@@ -21,15 +21,15 @@ export function ReturnHistogram({ histogram }: { histogram: Histogram }) {
       name="return-histogram"
       data={data}
       attrs={{ 'data-bins': histogram.length }}
-      options={{
+      options={(library) => ({
         title: 'Return distribution',
         scales: { x: { time: false, range: () => binRange(histogram) } },
         series: [
           { label: 'return (bin centre)', value: returnLegend },
-          { label: 'entries', fill: '#1f77b466', stroke: '#1f77b4', paths: uPlot.paths.bars!({ size: [0.95, Infinity] }), points: { show: false } },
+          { label: 'entries', fill: '#1f77b466', stroke: '#1f77b4', paths: library.paths.bars!({ size: [0.95, Infinity] }), points: { show: false } },
         ],
         axes: [{ values: percentTicks }, { label: 'entries' }],
-      }}
+      })}
     />
   );
 }

@@ -53,8 +53,12 @@ export class ConsoleBrowser {
   }
 }
 
-/** Whether something was drawn on each canvas under `selector` (a uPlot chart): some pixel is not blank. */
-export function canvasesDrawn(page: Page, selector: string): Promise<boolean[]> {
+/**
+ * Whether something was drawn on each canvas under `selector` (the console's charts), once
+ * every chart it matches says it is drawn (uPlot loads with the first chart): some pixel is not blank.
+ */
+export async function canvasesDrawn(page: Page, selector: string): Promise<boolean[]> {
+  await page.waitForFunction((s) => [...document.querySelectorAll(s)].every((chart) => chart.hasAttribute('data-drawn')), {}, selector);
   return page.$$eval(`${selector} canvas`, (canvases) =>
     canvases.map((canvas) => {
       const c = canvas as HTMLCanvasElement;
