@@ -12,6 +12,7 @@ import { KeyService } from './keys.ts';
 import { authenticate } from './middleware/auth.ts';
 import { errorHandler } from './middleware/errors.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
+import { serverTiming } from './middleware/server-timing.ts';
 import { requestId } from './middleware/request-id.ts';
 import type { WebhookDeps } from './routes/deps.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -64,6 +65,7 @@ export function createApi(deps: ApiDeps): Api {
   const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks, streams: deps.streams, processing: deps.processing, codec: deps.codec });
   const all = [...routes, ...(deps.extraRoutes ?? [])];
   const router = mountRoutes(all);
+  app.use(serverTiming());
   app.use(requestId());
   app.use(errorHandler(deps.logger));
   // The console's files need no caller and count against no limit: a page load is several

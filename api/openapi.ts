@@ -48,6 +48,7 @@ const RATE_HEADERS: Json = {
   'X-RateLimit-Remaining': { description: 'As RateLimit-Remaining.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'Unix time of the reset, in seconds.', schema: { type: 'integer' } },
   'X-Request-Id': { description: 'The request id, `req_<hex>`, as in error bodies.', schema: { type: 'string' } },
+  'Server-Timing': { description: '`app;dur=<ms>`: the time the service spent on the request, to tell it from the network\'s.', schema: { type: 'string' } },
 };
 
 const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));

@@ -1974,6 +1974,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -1990,6 +1991,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2006,6 +2008,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2022,6 +2025,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2038,6 +2042,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2054,6 +2059,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
         /** @description The methods the path allows. */
         Allow?: string;
       };
@@ -2072,6 +2078,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2088,6 +2095,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2104,6 +2112,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2120,6 +2129,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
         "Retry-After": components["headers"]["Retry-After"];
       };
       content: {
@@ -2137,6 +2147,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2153,6 +2164,7 @@ export type components = {
         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
         "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
+        "Server-Timing": components["headers"]["Server-Timing"];
       };
       content: {
         "application/json": components["schemas"]["Error"];
@@ -2178,6 +2190,8 @@ export type components = {
     "X-RateLimit-Reset": number;
     /** @description The request id, `req_<hex>`, as in error bodies. */
     "X-Request-Id": string;
+    /** @description `app;dur=<ms>`: the time the service spent on the request, to tell it from the network's. */
+    "Server-Timing": string;
     /** @description Seconds to wait; only on 429. */
     "Retry-After": number;
   };
@@ -2221,6 +2235,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
           /** @description A weak entity tag of the answer: send it back in If-None-Match to get 304 while the answer has not changed. */
           ETag?: string;
         };
@@ -2239,6 +2254,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
           /** @description A weak entity tag of the answer: send it back in If-None-Match to get 304 while the answer has not changed. */
           ETag?: string;
         };
@@ -2282,6 +2298,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["TokenAnalogs"];
@@ -2330,6 +2347,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["TokenList"];
@@ -2404,6 +2422,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["ScanResult"];
@@ -2457,6 +2476,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["TokenHistory"];
@@ -2513,6 +2533,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["SignalList"];
@@ -2554,6 +2575,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["SignalDetail"];
@@ -2595,6 +2617,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["AuthorMetrics"];
@@ -2634,6 +2657,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["CohortList"];
@@ -2674,6 +2698,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Cohort"];
@@ -2711,6 +2736,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["NarrativeList"];
@@ -2748,6 +2774,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["NarrativeRotation"];
@@ -2787,6 +2814,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["NarrativeHeatmap"];
@@ -2827,6 +2855,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["NarrativeDetail"];
@@ -2865,6 +2894,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["BacktestRunList"];
@@ -2931,6 +2961,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
           /** @description The run to poll: `/v1/quant/backtests/{id}`. */
           Location?: string;
         };
@@ -2972,6 +3003,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["BacktestRun"];
@@ -3009,6 +3041,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["BacktestRun"];
@@ -3041,6 +3074,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["EventStudyList"];
@@ -3077,6 +3111,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["EventStudy"];
@@ -3108,6 +3143,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookList"];
@@ -3148,6 +3184,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookWithSecret"];
@@ -3186,6 +3223,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Webhook"];
@@ -3223,6 +3261,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookDeleted"];
@@ -3260,6 +3299,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Webhook"];
@@ -3297,6 +3337,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookWithSecret"];
@@ -3334,6 +3375,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookTestResult"];
@@ -3384,6 +3426,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookResend"];
@@ -3426,6 +3469,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["WebhookDeliveryList"];
@@ -3457,6 +3501,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Key"];
@@ -3487,6 +3532,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Models"];
@@ -3515,6 +3561,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Health"];
@@ -3534,6 +3581,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["Health"] | components["schemas"]["Error"];
@@ -3558,6 +3606,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": components["schemas"]["StreamInfo"];
@@ -3583,6 +3632,7 @@ export type operations = {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          "Server-Timing": components["headers"]["Server-Timing"];
         };
         content: {
           "application/json": {
