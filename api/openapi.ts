@@ -39,7 +39,7 @@ function componentSchemas(): Json {
   );
 }
 
-const RATE_HEADERS: Json = {
+const RESPONSE_HEADERS: Json = {
   'RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
@@ -52,7 +52,7 @@ const RATE_HEADERS: Json = {
 };
 
 const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
-const COMMON_HEADERS = headerRefs(Object.keys(RATE_HEADERS));
+const COMMON_HEADERS = headerRefs(Object.keys(RESPONSE_HEADERS));
 
 const ERROR_TEXT: Record<ErrorCode, string> = {
   VALIDATION: 'A path, query or body parameter is invalid; `details.issues` lists each problem.',
@@ -215,7 +215,7 @@ export function openApiDocument(routes: readonly ApiRoute[], version: string): J
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),
-      headers: { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait; only on 429.', schema: { type: 'integer' } } },
+      headers: { ...RESPONSE_HEADERS, 'Retry-After': { description: 'Seconds to wait; only on 429.', schema: { type: 'integer' } } },
       securitySchemes: {
         bearerKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' },
         headerKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

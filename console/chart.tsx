@@ -42,7 +42,9 @@ export function Chart({
         chart = new UPlot({ ...chosen, width: Math.min(900, host.current!.clientWidth || 900), height }, data, host.current!);
         setDrawn(true);
       },
-      (err: unknown) => setFailure(`the chart could not be loaded: ${String(err)}`),
+      (err: unknown) => {
+        if (!gone) setFailure(`the chart could not be loaded: ${String(err)}`);
+      },
     );
     return () => {
       gone = true;

@@ -6,15 +6,10 @@
 
 const STORAGE = 'tqa.console.key';
 
-/** The key a link passed in the URL fragment, or null. */
-export function keyInFragment(): string | null {
+export function keyFromFragment(): void {
   const match = /^#key=([^&]+)/.exec(location.hash);
-  return match === null ? null : decodeURIComponent(match[1]);
-}
-
-/** Keeps a link's key and takes it out of the address bar, which shows the tokens page then. */
-export function keepKeyFromLink(key: string): void {
-  keepKey(key);
+  if (match === null) return;
+  sessionStorage.setItem(STORAGE, decodeURIComponent(match[1]));
   history.replaceState(null, '', `${location.pathname}#/tokens`);
 }
 
