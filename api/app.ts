@@ -32,8 +32,8 @@ export interface ApiDeps {
   webhooks?: WebhookDeps;
   /** Running stream instances, from their heartbeats on the log; without it the stream is announced as unavailable. */
   streams?: StreamDirectory;
-  /** The codec of the log's records, for endpoints that append control events (backtests); without it they answer 503. */
-  codec?: Codec;
+  /** The codec of the log's records: the keys are read from the log, and some endpoints append control events. */
+  codec: Codec;
   /** The last measured lag of the processors and projections, for /v1/health. */
   processing?: () => Processing | null;
   /** Routes mounted after the API's own (tests use it for stand-ins of later endpoints). */
@@ -60,7 +60,7 @@ export interface Api {
 export function createApi(deps: ApiDeps): Api {
   const now = deps.now ?? Date.now;
   const app = new Koa();
-  const keys = new KeyService({ store: deps.store, now });
+  const keys = new KeyService({ log: deps.log, codec: deps.codec, now });
   const tokens = new TokenDirectory({ store: deps.store, now });
   const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks, streams: deps.streams, processing: deps.processing, codec: deps.codec });
   const all = [...routes, ...(deps.extraRoutes ?? [])];

@@ -1,15 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { z } from 'zod';
-import type { AnalyticalStore } from '../infra/store/port.ts';
-import { column, columns, list, sql, table } from '../infra/store/sql-literal.ts';
-import type { ProjectionTables } from '../projections/tables.ts';
-import { apiKeys, teams, type ApiKeyRow, type TeamRow } from '../projections/tables/keys.ts';
-import { appendEvent, parseOrUsage } from '../projections/control-events.ts';
+import { appendEvent, ControlTail, parseOrUsage } from '../projections/control-events.ts';
 import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { TOPICS } from '../schemas/catalogue.ts';
 import type { Codec } from '../schemas/codec.ts';
-import { ApiKeyEventSchema, PLAN_NAMES, type ApiKeyEvent, type PlanName } from '../schemas/records.ts';
-import { RefreshedLookup } from './services/refreshed-lookup.ts';
+import { ApiKeyEventSchema, TeamEventSchema, type ApiKeyEvent, type PlanName } from '../schemas/records.ts';
 
 /** Live keys: the fixed prefix and 32 random bytes in base64url (43 characters). */
 export const API_KEY_PREFIX = 'svc_live_';
@@ -34,8 +28,8 @@ export function hashApiKey(key: string): string {
 
 /**
  * Creates a key through its control event on control.keys, the one `tqa keys create` appends;
- * the api_keys projection applies it within seconds. Returns the key: it is shown once, only
- * its hash is stored.
+ * the API finds it as soon as this returns (KeyService). Returns the key: it is shown once,
+ * only its hash is stored.
  */
 export async function issueApiKey(
   log: EventLog,
@@ -57,74 +51,103 @@ export interface ApiKey {
   scopes: string[];
   createdAt: number;
   revokedAt: number | null;
-  /** The team whose shared cohorts the key sees; the name is null until the team's event is applied. */
+  /** The team whose shared cohorts the key sees; the name is null when no event of the team was read. */
   team: { id: string; name: string | null } | null;
 }
 
-const Scopes = z.array(z.string());
-const Plan = z.enum(PLAN_NAMES);
-
-/** How long a found key is served from memory: the bound on how late a revoke takes effect. */
+/** How long keys are served from memory unread: the bound on how late a revoke or re-plan takes effect. */
 export const KEY_CACHE_TTL_MS = 1_000;
-const KEY_CACHE_MAX = 10_000;
 
 export interface KeyServiceOptions {
-  store: AnalyticalStore<ProjectionTables>;
+  log: EventLog;
+  codec: Codec;
   now?: () => number;
   ttlMs?: number;
 }
 
+/** The log could not be read, so no key can be checked (the API answers 503 UPSTREAM_UNAVAILABLE). */
+export class KeysUnavailableError extends Error {
+  override name = 'KeysUnavailableError';
+}
+
 /**
- * Looks keys up by hash in the api_keys projection. Found keys (revoked ones included) are
- * kept in memory and all read again together once `ttlMs` has passed, so a revoke takes
- * effect at most `ttlMs` after the projection applied it. Unknown hashes are not cached, so
- * a new key works as soon as its event is applied.
+ * Every key, held in memory and kept current from the log itself: control.keys (each event
+ * carries the whole key; the latest is the key) and control.teams (for team names), read
+ * onward from where the last read ended. Not from the api_keys projection: a key check then
+ * never waits for the store, nor behind a catch-up's backlog (a projection minutes behind
+ * would apply a new key or a revoke minutes late), and a hit is a map lookup.
+ *
+ * The log is read again once `ttlMs` has passed (begun in the background after half of it),
+ * so a revoke or re-plan takes effect at most `ttlMs` after it was appended; a hash not held
+ * is looked for in a read begun after the request came, so a new key works as soon as its
+ * append returned. One read runs at a time, and the requests that come meanwhile share the next.
  */
 export class KeyService {
-  private readonly store: AnalyticalStore<ProjectionTables>;
-  private readonly keys: RefreshedLookup<ApiKey>;
+  private readonly now: () => number;
+  private readonly ttlMs: number;
+  private readonly keyEvents: ControlTail<typeof ApiKeyEventSchema>;
+  private readonly teamEvents: ControlTail<typeof TeamEventSchema>;
+  /** The latest event of each key by its hash. */
+  private readonly byHash = new Map<string, ApiKeyEvent>();
+  private readonly teamNames = new Map<string, string>();
+  /** When the last successful read began: everything appended before then is held. */
+  private readAt = -Infinity;
+  /** The reads, one after another. */
+  private reads: Promise<void> = Promise.resolve();
+  /** The read queued and not yet begun, which callers join. */
+  private queued: Promise<void> | null = null;
 
-  constructor({ store, now = Date.now, ttlMs = KEY_CACHE_TTL_MS }: KeyServiceOptions) {
-    this.store = store;
-    this.keys = new RefreshedLookup({ read: (hashes) => this.read(hashes), now, ttlMs, max: KEY_CACHE_MAX });
+  constructor({ log, codec, now = Date.now, ttlMs = KEY_CACHE_TTL_MS }: KeyServiceOptions) {
+    this.now = now;
+    this.ttlMs = ttlMs;
+    this.keyEvents = new ControlTail(log, codec, TOPICS.keys.name, ApiKeyEventSchema);
+    this.teamEvents = new ControlTail(log, codec, TOPICS.teams.name, TeamEventSchema);
   }
 
+  /** The key with this hash, revoked ones included; null when none has it. Throws KeysUnavailableError when the log cannot be read. */
   async findByHash(hash: string): Promise<ApiKey | null> {
-    return (await this.keys.get([hash])).get(hash) ?? null;
+    const age = this.now() - this.readAt;
+    if (age >= this.ttlMs || !this.byHash.has(hash)) await this.readOnward();
+    else if (age >= this.ttlMs / 2) this.readOnward().catch(() => undefined);
+    const event = this.byHash.get(hash);
+    return event === undefined ? null : this.toApiKey(event);
   }
 
-  private async read(hashes: readonly string[]): Promise<Map<string, ApiKey>> {
-    const found = new Map<string, ApiKey>();
-    if (hashes.length === 0) return found;
-    const rows = await this.store.query<ApiKeyRow>(
-      sql`SELECT ${columns(apiKeys)} FROM ${table(apiKeys)} WHERE ${column(apiKeys, 'hash')} IN ${list(hashes)}`,
-    );
-    const teamIds = [...new Set(rows.flatMap((r) => (r.team_id === null ? [] : [r.team_id])))];
-    const names = teamIds.length === 0 ? new Map<string, string>() : await teamNames(this.store, teamIds);
-    for (const row of rows) {
-      const key = toApiKey(row);
-      if (row.team_id !== null) key.team = { id: row.team_id, name: names.get(row.team_id) ?? null };
-      found.set(row.hash, key);
+  /** A read of what was appended since the last one, begun after this call. */
+  private readOnward(): Promise<void> {
+    if (this.queued) return this.queued;
+    const read: Promise<void> = this.reads
+      .catch(() => undefined)
+      .then(() => {
+        if (this.queued === read) this.queued = null;
+        return this.read();
+      });
+    this.queued = read;
+    this.reads = read;
+    return read;
+  }
+
+  private async read(): Promise<void> {
+    const at = this.now();
+    try {
+      // Teams first: a key read in this pass finds its team's name.
+      for (const team of await this.teamEvents.next()) this.teamNames.set(team.teamId, team.name);
+      for (const key of await this.keyEvents.next()) this.byHash.set(key.keyHash, key);
+    } catch (err) {
+      throw new KeysUnavailableError('the keys could not be read from the log', { cause: err });
     }
-    return found;
+    this.readAt = at;
   }
-}
 
-async function teamNames(store: AnalyticalStore<ProjectionTables>, teamIds: readonly string[]): Promise<Map<string, string>> {
-  const rows = await store.query<Pick<TeamRow, 'team_id' | 'name'>>(
-    sql`SELECT ${column(teams, 'team_id')}, ${column(teams, 'name')} FROM ${table(teams)} WHERE ${column(teams, 'team_id')} IN ${list(teamIds)}`,
-  );
-  return new Map(rows.map((r) => [r.team_id, r.name]));
-}
-
-function toApiKey(row: ApiKeyRow): ApiKey {
-  return {
-    id: row.key_id,
-    name: row.name,
-    plan: Plan.parse(row.plan),
-    scopes: Scopes.parse(JSON.parse(row.scopes)),
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    team: null,
-  };
+  private toApiKey(event: ApiKeyEvent): ApiKey {
+    return {
+      id: event.keyId,
+      name: event.name,
+      plan: event.plan,
+      scopes: event.scopes,
+      createdAt: event.createdAt,
+      revokedAt: event.action === 'revoke' ? event.ts : null,
+      team: event.teamId === null ? null : { id: event.teamId, name: this.teamNames.get(event.teamId) ?? null },
+    };
+  }
 }

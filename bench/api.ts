@@ -135,7 +135,7 @@ interface Measured extends Stats {
 async function measureStore(
   storeName: string,
   store: AnalyticalStore<ProjectionTables>,
-  { log }: LogServices,
+  { log, codec }: LogServices,
   keys: string[],
   client: LoadClient,
 ): Promise<void> {
@@ -152,7 +152,7 @@ async function measureStore(
     );
     if (tokenIds.length === 0 || handles.length === 0) throw new Error('the world has no token snapshots or no author metrics to read');
 
-    api = createApi({ log, store, logger: pino({ level: 'warn' }), startedAt: Date.now() });
+    api = createApi({ log, codec, store, logger: pino({ level: 'warn' }), startedAt: Date.now() });
     const apiBase = await listen(api.app.callback(), servers);
     const hello = new Koa();
     hello.use((ctx) => {

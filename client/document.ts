@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { createLogger } from '../infra/logging.ts';
 import type { EventLog } from '../infra/log/port.ts';
+import type { Codec } from '../schemas/codec.ts';
 import { openApiDocument } from '../api/openapi.ts';
 import { apiRoutes } from '../api/routes/index.ts';
 import type { RouteDeps } from '../api/routes/deps.ts';
@@ -21,6 +22,7 @@ export async function servedDocument(): Promise<Record<string, unknown>> {
   const { routes, close } = apiRoutes({
     store,
     log: {} as EventLog,
+    codec: {} as Codec,
     logger: createLogger('silent'),
     now,
     startedAt: 0,

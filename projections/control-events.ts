@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { Codec } from '../schemas/codec.ts';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { AppendResult, EventLog } from '../infra/log/port.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -25,54 +24,46 @@ export async function appendEvent(
   return at;
 }
 
-/** How long a control command waits for the service to apply its event when no projections role runs. */
-export const APPLY_TIMEOUT_MS = 10_000;
-/**
- * How long it waits in all while the projection's group has a running member: a service that
- * is only busy (a first start's catch-up on a loaded machine) applies the event in the end.
- */
-export const BUSY_APPLY_TIMEOUT_MS = 120_000;
-
-/** The time by which a control command started now must have been applied: the whole command, append included, counts. */
-export function applyDeadline(): number {
-  return Date.now() + APPLY_TIMEOUT_MS;
-}
-
-/**
- * Waits until the consumer group has committed past the appended event, i.e. its
- * projection has stored it (read-your-writes for the operator's commands). At the deadline,
- * a group with a running member gets until BUSY_APPLY_TIMEOUT_MS from the command's start
- * (`onBusy` says so once); false then, or at the deadline when no member runs.
- */
-export async function applied(log: EventLog, groupId: string, topic: string, at: AppendResult, deadline: number, onBusy?: () => void): Promise<boolean> {
-  let until = deadline;
-  for (;;) {
-    const committed = await log.committedOffsets(groupId, topic);
-    if ((committed.find((c) => c.partition === at.partition)?.offset ?? 0) > at.offset) return true;
-    if (Date.now() >= until) {
-      const busy = until === deadline && ((await log.groupMembers(groupId)) ?? []).length > 0;
-      if (!busy) return false;
-      until = deadline - APPLY_TIMEOUT_MS + BUSY_APPLY_TIMEOUT_MS;
-      onBusy?.();
-    }
-    await delay(20);
-  }
-}
-
 /** Every valid event of a control topic, in log order per partition (invalid ones were dead-lettered by the projection). */
 export async function readControlEvents<S extends z.ZodType>(log: EventLog, codec: Codec, topic: string, schema: S): Promise<z.infer<S>[]> {
-  const events: z.infer<S>[] = [];
-  for (const { partition, offset } of await log.startOffsets(topic)) {
-    for (let from = offset; ; ) {
-      const batch = await log.read(topic, partition, from, 1_000);
-      if (batch.length === 0) break;
-      for (const record of batch) {
-        if (record.value === null) continue;
-        const parsed = schema.safeParse(await codec.decode(topic, record.value));
-        if (parsed.success) events.push(parsed.data);
+  return new ControlTail(log, codec, topic, schema).next();
+}
+
+/**
+ * A control topic read onward: each next() gives the valid events appended since the last
+ * one (the first, every event), in log order per partition. For readers that hold a control
+ * topic's state in memory and keep it current without a consumer group (the API's keys).
+ */
+export class ControlTail<S extends z.ZodType> {
+  /** The next offset to read, by partition; empty until the first read. */
+  private readonly positions = new Map<number, number>();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly codec: Codec,
+    private readonly topic: string,
+    private readonly schema: S,
+  ) {}
+
+  async next(): Promise<z.infer<S>[]> {
+    const events: z.infer<S>[] = [];
+    if (this.positions.size === 0) for (const { partition, offset } of await this.log.startOffsets(this.topic)) this.positions.set(partition, offset);
+    // Moved only once every partition is read: a read that fails gives nothing and moves nothing.
+    const reached = new Map(this.positions);
+    for (const [partition, position] of this.positions) {
+      for (let from = position; ; ) {
+        const batch = await this.log.read(this.topic, partition, from, 1_000);
+        if (batch.length === 0) break;
+        for (const record of batch) {
+          if (record.value === null) continue;
+          const parsed = this.schema.safeParse(await this.codec.decode(this.topic, record.value));
+          if (parsed.success) events.push(parsed.data);
+        }
+        from = batch.at(-1)!.offset + 1;
+        reached.set(partition, from);
       }
-      from = batch.at(-1)!.offset + 1;
     }
+    for (const [partition, offset] of reached) this.positions.set(partition, offset);
+    return events;
   }
-  return events;
 }

@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../api/errors.ts';
-import { hashApiKey, isWellFormedApiKey, type ApiKey, type KeyService } from '../api/keys.ts';
-import { StoreError } from '../infra/store/errors.ts';
+import { hashApiKey, isWellFormedApiKey, KeysUnavailableError, type ApiKey, type KeyService } from '../api/keys.ts';
 
 /**
  * The key of an upgrade request (spec 5.6): `Authorization: Bearer`, `x-api-key`, or `?key=`
- * for browsers, checked against the api_keys projection through the API's KeyService before
+ * for browsers, checked against the keys of the log through the API's KeyService before
  * the upgrade. Throws the ApiError the refusal carries.
  */
 export async function authenticateUpgrade(req: IncomingMessage, url: URL, keys: KeyService): Promise<{ key: ApiKey; hash: string }> {
@@ -17,7 +16,7 @@ export async function authenticateUpgrade(req: IncomingMessage, url: URL, keys: 
   try {
     key = await keys.findByHash(hash);
   } catch (err) {
-    if (err instanceof StoreError) throw new ApiError('UPSTREAM_UNAVAILABLE', 'the key store is unavailable; retry');
+    if (err instanceof KeysUnavailableError) throw new ApiError('UPSTREAM_UNAVAILABLE', 'the keys cannot be read from the log; retry');
     throw err;
   }
   if (key === null) throw new ApiError('UNAUTHORIZED', 'the API key is unknown');

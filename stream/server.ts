@@ -59,8 +59,7 @@ const SHUTDOWN_GRACE_MS = 2_000;
 export async function startStreamServer(options: StreamServerOptions): Promise<StreamServer> {
   const { logger } = options;
   const now = options.now ?? Date.now;
-  // The cache bounds how late a revoke closes sockets; the stream wants a second, not the API's five.
-  const keys = new KeyService({ store: options.store, now, ttlMs: 1_000 });
+  const keys = new KeyService({ log: options.log, codec: options.codec, now });
   const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
   const index = new SubscriptionIndex<Connection>();
   const connections = new Set<Connection>();

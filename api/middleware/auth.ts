@@ -1,7 +1,6 @@
 import type { Context, Middleware } from 'koa';
-import { StoreError } from '../../infra/store/errors.ts';
 import { ApiError } from '../errors.ts';
-import { hashApiKey, isWellFormedApiKey, type ApiKey, type KeyService } from '../keys.ts';
+import { hashApiKey, isWellFormedApiKey, KeysUnavailableError, type ApiKey, type KeyService } from '../keys.ts';
 import { planHasFeature, plansWith, type PlanFeature } from '../plans.ts';
 import type { Scope } from '../scopes.ts';
 
@@ -61,7 +60,7 @@ async function resolve(ctx: Context, keys: KeyService): Promise<Auth> {
     key = await keys.findByHash(hashApiKey(presented));
   } catch (err) {
     // Refused later, by the route's guard, so the rate limiter still counts it and sets its headers.
-    if (err instanceof StoreError) return { kind: 'anonymous', reason: 'unavailable' };
+    if (err instanceof KeysUnavailableError) return { kind: 'anonymous', reason: 'unavailable' };
     throw err;
   }
   if (key === null) return { kind: 'anonymous', reason: 'unknown' };
@@ -79,7 +78,7 @@ export function authorizeRoute(scope: Scope | null, feature?: PlanFeature): Midd
     if (scope === null) return next();
     const auth = authOf(ctx);
     if (auth.kind !== 'key') {
-      if (auth.reason === 'unavailable') throw new ApiError('UPSTREAM_UNAVAILABLE', 'the key store is unavailable; retry');
+      if (auth.reason === 'unavailable') throw new ApiError('UPSTREAM_UNAVAILABLE', 'the keys cannot be read from the log; retry');
       throw new ApiError('UNAUTHORIZED', auth.reason === 'public' ? REASONS.missing : REASONS[auth.reason]);
     }
     if (!auth.key.scopes.includes(scope)) throw new ApiError('FORBIDDEN', `this key lacks the scope ${scope}`);

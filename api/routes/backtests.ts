@@ -5,7 +5,6 @@ import { appendBacktestRequest, newRunId } from '../../research/runs/commands.ts
 import { presentBacktest } from '../../research/runs/present.ts';
 import { specOf } from '../backtest-spec.ts';
 import { BacktestRequestSchema, TERMINAL_RUN_STATUSES, type BacktestRunStatus } from '../../schemas/records.ts';
-import type { Codec } from '../../schemas/codec.ts';
 import { ApiError } from '../errors.ts';
 import { defineRoute } from '../http/route.ts';
 import { keyOf } from '../middleware/auth.ts';
@@ -27,10 +26,6 @@ import type { RouteGroup } from './group.ts';
  * result on research.backtest-runs, which GET reads. A key sees only its own runs.
  */
 export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGroup {
-  const needCodec = (): Codec => {
-    if (codec === undefined) throw new ApiError('UPSTREAM_UNAVAILABLE', 'backtests are not configured in this process');
-    return codec;
-  };
   /** One queue per key: two concurrent POSTs of a key cannot both pass its limit. */
   const perKey = new Map<string, Promise<unknown>>();
 
@@ -93,7 +88,7 @@ export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGrou
           cancelRequestedAt: null,
           ts: at,
         });
-        await appendBacktestRequest(log, needCodec(), request);
+        await appendBacktestRequest(log, codec, request);
         return applied(runId, 1);
       });
       perKey.set(key.id, mine);
@@ -154,7 +149,7 @@ export function backtestRoutes({ store, log, now, codec }: RouteDeps): RouteGrou
       if (view.request.cancel_requested_at !== null) return presentBacktest(view);
       const r = view.request;
       const at = Math.max(now(), r.ts);
-      await appendBacktestRequest(log, needCodec(), {
+      await appendBacktestRequest(log, codec, {
         runId: r.run_id,
         action: 'cancel',
         version: r.version + 1,

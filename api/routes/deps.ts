@@ -33,8 +33,8 @@ export interface RouteDeps {
   tokens: TokenDirectory;
   /** Absent in processes that serve no webhook writes: those endpoints then answer 503. */
   webhooks?: WebhookDeps;
-  /** Encodes control events (backtest requests); absent: those endpoints answer 503. */
-  codec?: Codec;
+  /** Encodes control events (backtest requests). */
+  codec: Codec;
   /** Running stream instances; absent: /v1/stream/info answers unavailable. */
   streams?: StreamDirectory;
   /** The last measured lag of the processors and projections; absent or null: /v1/health shows none. */

@@ -1,17 +1,15 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { issueApiKey } from '../../api/keys.ts';
+import { issueApiKey, KEY_CACHE_TTL_MS } from '../../api/keys.ts';
 import { isScope, SCOPE_NAMES } from '../../api/scopes.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { ApiKeyEventSchema, PLAN_NAMES, TEAM_ID, type ApiKeyEvent, type PlanName } from '../../schemas/records.ts';
 import { openLogServices } from '../../infra/bootstrap.ts';
-import type { AppendResult, EventLog } from '../../infra/log/port.ts';
-import { apiKeysProjection } from '../../projections/api-keys.ts';
-import { liveGroupId } from '../../projections/runtime/runner.ts';
+import type { EventLog } from '../../infra/log/port.ts';
 import { currentTeams } from './teams.ts';
 import type { CliCommand } from '../command.ts';
-import { appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
-import { busyNote, notAppliedNote } from './apply-notes.ts';
+import { appendEvent, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
 import { UsageError } from '../../projections/usage-error.ts';
 
 const USAGE = [
@@ -24,17 +22,19 @@ const USAGE = [
 const TOPIC = TOPICS.keys.name;
 
 /**
- * Keys change only through events on control.keys, which the api-keys projection applies
- * (also in a running service); the key is printed once and only its hash is stored.
- * `create`, `set-plan` and `revoke` return once the projection has stored the change, so the
- * key works (or is refused) as soon as they return; exit code 1 if no projection applied it in
- * time. `list`, `set-plan` and `revoke` read the log itself, so they work without the store.
+ * Keys change only through events on control.keys, which the API and the stream read from the
+ * log itself (KeyService), and the api-keys projection stores; the key is printed once and only
+ * its hash is stored. `create` returns once its event is appended: a key the API does not hold
+ * makes it read the log, so the key works as soon as the command returns, a catch-up's backlog
+ * or not. `set-plan` and `revoke` return once every API has read the log since the change (the
+ * key cache's bound, KEY_CACHE_TTL_MS, after the append), so the key is re-planned or refused
+ * as soon as they return. Every action reads and writes the log alone: none needs the store.
  */
 export const keysCommand: CliCommand = {
   name: 'keys',
   summary: 'create, revoke, re-plan or list API keys',
   usage: USAGE,
-  async run(args, { config, logger, stdout, stderr }) {
+  async run(args, { config, logger, stdout }) {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
@@ -51,20 +51,13 @@ export const keysCommand: CliCommand = {
     const create = action === 'create' ? parseCreate(values) : null;
     const replan = action === 'set-plan' ? { plan: parsePlan(values.plan), scopes: values.scopes === undefined ? null : parseScopes(values.scopes) } : null;
     if ((action === 'revoke' || action === 'set-plan') && !target) throw new UsageError('name the key: key_<hex>');
-    const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
-    const appliedOrSay = async (id: string, at: AppendResult): Promise<number> => {
-      if (await applied(log, liveGroupId(apiKeysProjection), TOPIC, at, deadline, () => stderr.write(busyNote(id)))) return 0;
-      stderr.write(notAppliedNote(id, TOPIC));
-      return 1;
-    };
     try {
       if (create) {
         if (create.teamId !== null && !(await currentTeams(log, codec)).has(create.teamId)) throw new UsageError(`no team ${create.teamId}`);
-        const { id, key, at } = await issueApiKey(log, codec, create);
-        // Printed before waiting: the key is shown once, whatever happens next.
+        const { id, key } = await issueApiKey(log, codec, create);
         stdout.write(values.json ? JSON.stringify({ id, key, team_id: create.teamId }) + '\n' : `${id}\n${key}\n(shown once: store it now)\n`);
-        return appliedOrSay(id, at);
+        return 0;
       }
       const keys = await currentKeys(log, codec);
       if (action === 'list') {
@@ -88,17 +81,17 @@ export const keysCommand: CliCommand = {
       if (replan) {
         // Like a revoke, the change carries the whole key: the projection stays a function of one event.
         const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'set_plan', plan: replan.plan, scopes: replan.scopes ?? current.scopes, ts });
-        const at = await appendEvent(log, codec, TOPIC, event.keyId, event);
-        const code = await appliedOrSay(event.keyId, at);
-        if (code === 0) stdout.write(values.json ? JSON.stringify({ id: event.keyId, plan: event.plan, scopes: event.scopes }) + '\n' : `${event.keyId} is now on ${event.plan} (${event.scopes.join(',')})\n`);
-        return code;
+        await appendEvent(log, codec, TOPIC, event.keyId, event);
+        await delay(KEY_CACHE_TTL_MS);
+        stdout.write(values.json ? JSON.stringify({ id: event.keyId, plan: event.plan, scopes: event.scopes }) + '\n' : `${event.keyId} is now on ${event.plan} (${event.scopes.join(',')})\n`);
+        return 0;
       }
       // The revoke carries the whole key so the projection stays a function of one event.
       const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts });
-      const at = await appendEvent(log, codec, TOPIC, event.keyId, event);
-      const code = await appliedOrSay(event.keyId, at);
-      if (code === 0) stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
-      return code;
+      await appendEvent(log, codec, TOPIC, event.keyId, event);
+      await delay(KEY_CACHE_TTL_MS);
+      stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
+      return 0;
     } finally {
       await close();
     }

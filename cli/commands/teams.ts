@@ -2,27 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import type { EventLog } from '../../infra/log/port.ts';
-import { teamsProjection } from '../../projections/api-keys.ts';
-import { liveGroupId } from '../../projections/runtime/runner.ts';
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { Codec } from '../../schemas/codec.ts';
 import { TeamEventSchema, type TeamEvent } from '../../schemas/records.ts';
 import type { CliCommand } from '../command.ts';
 import { UsageError } from '../../projections/usage-error.ts';
-import { appendEvent, applied, applyDeadline, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
-import { busyNote, notAppliedNote } from './apply-notes.ts';
+import { appendEvent, parseOrUsage, readControlEvents } from '../../projections/control-events.ts';
 
 const TOPIC = TOPICS.teams.name;
 
 /**
  * Teams group API keys (`tqa keys create --team`) that share manual cohorts. A team is a
- * creation event on control.teams; `create` returns once the teams projection stored it.
+ * creation event on control.teams; `create` returns once it is appended, and keys can join the
+ * team from then on (the API names a key's team from the log itself, as it reads the keys).
  */
 export const teamsCommand: CliCommand = {
   name: 'teams',
   summary: 'create or list teams of API keys',
   usage: 'tqa teams create --name NAME [--json]\n       tqa teams list [--json]',
-  async run(args, { config, logger, stdout, stderr }) {
+  async run(args, { config, logger, stdout }) {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
@@ -31,7 +29,6 @@ export const teamsCommand: CliCommand = {
     const [action] = positionals;
     if (action !== 'create' && action !== 'list') throw new UsageError(`unknown action ${action ?? ''}`);
     if (action === 'create' && !values.name) throw new UsageError('--name NAME is required');
-    const deadline = applyDeadline();
     const { log, codec, close } = await openLogServices(config, logger);
     try {
       if (action === 'list') {
@@ -41,11 +38,9 @@ export const teamsCommand: CliCommand = {
         return 0;
       }
       const event = parseOrUsage(TeamEventSchema, { teamId: `team_${randomBytes(12).toString('hex')}`, name: values.name, ts: Date.now() });
-      const at = await appendEvent(log, codec, TOPIC, event.teamId, event);
+      await appendEvent(log, codec, TOPIC, event.teamId, event);
       stdout.write(values.json ? JSON.stringify({ id: event.teamId, name: event.name }) + '\n' : `${event.teamId}\n`);
-      if (await applied(log, liveGroupId(teamsProjection), TOPIC, at, deadline, () => stderr.write(busyNote(event.teamId)))) return 0;
-      stderr.write(notAppliedNote(event.teamId, TOPIC));
-      return 1;
+      return 0;
     } finally {
       await close();
     }

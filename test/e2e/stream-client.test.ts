@@ -52,7 +52,7 @@ async function streamInfo(): Promise<{ available: boolean; url: string | null }>
 
 beforeAll(async () => {
   world = await openStreamWorld();
-  const app = createApi({ log: world.log, store: world.store, logger: silentLogger, startedAt: Date.now(), streams: new StreamDirectory({ log: world.log, codec: world.codec }) });
+  const app = createApi({ log: world.log, codec: world.codec, store: world.store, logger: silentLogger, startedAt: Date.now(), streams: new StreamDirectory({ log: world.log, codec: world.codec }) });
   closeApi = () => app.close();
   http = app.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => http.once('listening', resolve));

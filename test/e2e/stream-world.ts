@@ -8,7 +8,6 @@ import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { sql, table } from '../../infra/store/sql-literal.ts';
-import { apiKeysProjection } from '../../projections/api-keys.ts';
 import { openStore } from '../../projections/open-store.ts';
 import { startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -32,7 +31,7 @@ export interface StreamWorld {
   log: FileEventLog;
   codec: Codec;
   store: AnalyticalStore<ProjectionTables>;
-  /** A key made with `tqa keys create`, which returns once the key is applied. */
+  /** A key made with `tqa keys create`, which works as soon as the command returns. */
   createKey(scopes: readonly string[]): Promise<{ id: string; key: string }>;
   publish(...events: PublicEvent[]): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +47,7 @@ export async function openStreamWorld(): Promise<StreamWorld> {
   const config = loadConfig({ TQA_DATA_DIR: dir });
   const { log, codec } = await openEmbedded(dir);
   const store = await openStore(config, silentLogger);
-  const projections: ProjectionSet = startProjections([apiKeysProjection, tokensProjection], { log, codec, store, logger: silentLogger, deadLetters: 'produce' });
+  const projections: ProjectionSet = startProjections([tokensProjection], { log, codec, store, logger: silentLogger, deadLetters: 'produce' });
   for (const t of TOKENS) {
     const meta: TokenMeta = { ...t, ts: Date.UTC(2026, 5, 1), name: t.symbol, chain: 'base', address: `0x${t.symbol.toLowerCase().padEnd(40, '0')}`, logoUrl: null, status: 'active', narrative: 'ai', sourceUrl: null };
     await appendEvent(log, codec, TOPICS.tokens.name, t.tokenId, meta);

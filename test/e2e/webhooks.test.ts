@@ -14,7 +14,6 @@ import { loadConfig, type Config } from '../../infra/config.ts';
 import type { FileEventLog } from '../../infra/log/file/file-log.ts';
 import type { AnalyticalStore } from '../../infra/store/port.ts';
 import { columns, sql, table } from '../../infra/store/sql-literal.ts';
-import { apiKeysProjection, teamsProjection } from '../../projections/api-keys.ts';
 import { openStore } from '../../projections/open-store.ts';
 import { startProjections, type ProjectionSet } from '../../projections/runtime/runner.ts';
 import type { ProjectionTables } from '../../projections/tables.ts';
@@ -75,7 +74,7 @@ async function request(method: string, path: string, body?: unknown, asKey = key
   return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-/** A key made with `tqa keys create`, which returns once the key is applied. */
+/** A key made with `tqa keys create`, which works as soon as the command returns. */
 async function createKey(plan: string, scopes: readonly string[], ...more: string[]): Promise<{ id: string; key: string }> {
   return JSON.parse(await runCommand(keysCommand, config, ['create', '--plan', plan, '--scopes', scopes.join(','), '--name', 'hooks', '--json', ...more])) as { id: string; key: string };
 }
@@ -117,7 +116,7 @@ beforeAll(async () => {
   config = loadConfig({ TQA_DATA_DIR: dir, TQA_WEBHOOKS_ALLOW_PRIVATE: 'true' });
   ({ log, codec } = await openEmbedded(dir));
   store = await openStore(config, silentLogger);
-  projections = startProjections([apiKeysProjection, teamsProjection, webhooksProjection, webhookDeliveriesProjection], {
+  projections = startProjections([webhooksProjection, webhookDeliveriesProjection], {
     log,
     codec,
     store,
@@ -127,7 +126,7 @@ beforeAll(async () => {
   const tls = selfSignedCertificate();
   ca = tls.cert;
   receiver = await WebhookReceiver.start(tls);
-  api = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy, ca } });
+  api = createApi({ log, codec, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy, ca } });
   server = api.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -220,7 +219,7 @@ describe('webhook registration', () => {
   });
 
   it('refuses private receivers without the development setting', async () => {
-    const strict = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy: { allowPrivate: false } } });
+    const strict = createApi({ log, codec, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy: { allowPrivate: false } } });
     const s = strict.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => s.once('listening', resolve));
     try {
@@ -420,7 +419,7 @@ describe('webhook sender', () => {
     let answers = ['93.184.216.34'];
     const resolve = async () => answers;
     const strict = { allowPrivate: false };
-    const guarded = createApi({ log, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy: strict, resolve } });
+    const guarded = createApi({ log, codec, store, startedAt: T0, logger: silentLogger, now: () => now, webhooks: { codec, secrets, policy: strict, resolve } });
     const s = guarded.app.listen(0, '127.0.0.1');
     await new Promise<void>((ready) => s.once('listening', ready));
     try {

@@ -27,7 +27,7 @@ describe('unexpected errors', () => {
       },
     });
     // The failing route is public, so neither the key store nor the log is ever asked.
-    api = createApi({ log: {} as never, store: {} as never, logger, startedAt: 0, extraRoutes: [boom] });
+    api = createApi({ log: {} as never, codec: {} as never, store: {} as never, logger, startedAt: 0, extraRoutes: [boom] });
     const server = api.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

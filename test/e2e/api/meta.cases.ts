@@ -24,6 +24,7 @@ import { latestSnapshots, type LatestSnapshotRow } from '../../../projections/ta
 import { SCORE_NAMES } from '../../../schemas/records/primitives.ts';
 import type { QuantSnapshot } from '../../../schemas/records/quant-scores.ts';
 import type { ApiWorld } from '../../helpers/api-world.ts';
+import type { Codec } from '../../../schemas/codec.ts';
 import { openEmbedded, silentLogger } from '../../helpers/runtime-fixture.ts';
 
 /** The endpoints spec §4 and §5.3 name as public: no key, limited per client IP. */
@@ -124,12 +125,12 @@ export function metaCases(world: () => ApiWorld): void {
 
     it('answers 503 with the health body, naming the provider that is down', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'tqa-health-'));
-      const { log } = await openEmbedded(join(dir, 'log'));
+      const { log, codec } = await openEmbedded(join(dir, 'log'));
       const store = await openStore(loadConfig({ TQA_DATA_DIR: dir }), silentLogger);
       const matchesDocument = healthValidator(world().openapi);
       try {
         await store.close();
-        const storeDown = await healthOf(log, store);
+        const storeDown = await healthOf(log, codec, store);
         expect(storeDown.status).toBe(503);
         expect(matchesDocument(storeDown.body), JSON.stringify(storeDown.body)).toBe(true);
         expect(storeDown.body.status).toBe('degraded');
@@ -141,7 +142,7 @@ export function metaCases(world: () => ApiWorld): void {
 
         // A store that never answers is down once its probe times out.
         const hanging = Object.create(store, { query: { value: () => new Promise<never>(() => {}) } }) as AnalyticalStore<ProjectionTables>;
-        const storeHangs = await healthOf(log, hanging);
+        const storeHangs = await healthOf(log, codec, hanging);
         expect(storeHangs.status).toBe(503);
         expect(storeHangs.body.providers[1]).toMatchObject({ name: 'analytical_store', status: 'down', error: 'TIMEOUT' });
         expect(storeHangs.body.providers[1].latency_ms).toBeGreaterThanOrEqual(PROBE_TIMEOUT_MS - 1);
@@ -149,7 +150,7 @@ export function metaCases(world: () => ApiWorld): void {
         // The file log's directory gone: listing its topics fails.
         await log.close();
         await rm(join(dir, 'log'), { recursive: true, force: true });
-        const bothDown = await healthOf(log, store);
+        const bothDown = await healthOf(log, codec, store);
         expect(bothDown.status).toBe(503);
         expect(matchesDocument(bothDown.body)).toBe(true);
         expect(bothDown.body.providers[0]).toMatchObject({ name: 'event_log', status: 'down', error: 'ENOENT' });
@@ -211,8 +212,8 @@ export function metaCases(world: () => ApiWorld): void {
 }
 
 /** GET /v1/health of an API over the given providers, on a socket of its own. */
-async function healthOf(log: EventLog, store: AnalyticalStore<ProjectionTables>): Promise<{ status: number; body: any }> {
-  const api = createApi({ log, store, logger: silentLogger, startedAt: Date.now() });
+async function healthOf(log: EventLog, codec: Codec, store: AnalyticalStore<ProjectionTables>): Promise<{ status: number; body: any }> {
+  const api = createApi({ log, codec, store, logger: silentLogger, startedAt: Date.now() });
   const server: Server = api.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   try {
