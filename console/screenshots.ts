@@ -9,8 +9,10 @@ import { buildConsole } from './build.ts';
 
 /**
  * `npm run docs:screenshots`: the console's pages as docs/console-<page>.png, taken in
- * Debian's headless Chromium from `tqa start` on a fresh 1-day simulated world once it has
- * caught up, signed in with the demo key. Run it after a change to a page.
+ * Debian's headless Chromium from `tqa start` on a fresh 3-day simulated world once it has
+ * caught up, signed in with the demo key. Three days, not one: the automatic cohorts are
+ * recomputed daily from authors' resolved calls, and after one day they have no members yet.
+ * Run it after a change to a page.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -37,7 +39,7 @@ async function main(): Promise<void> {
   const service = spawn(process.execPath, ['bin/tqa.js', 'start'], {
     cwd: ROOT,
     stdio: 'ignore',
-    env: { ...process.env, LOG_LEVEL: 'warn', TQA_DATA_DIR: dir, TQA_SIM_DAYS: '1', PORT, STREAM_PORT: String(Number(PORT) + 1) },
+    env: { ...process.env, LOG_LEVEL: 'warn', TQA_DATA_DIR: dir, TQA_SIM_DAYS: '3', PORT, STREAM_PORT: String(Number(PORT) + 1) },
   });
   const base = `http://127.0.0.1:${PORT}`;
   try {
