@@ -16,6 +16,7 @@ import { benchPush } from './push.ts';
 import { benchRestore } from './restore.ts';
 import { formatTable, machineLine, mergeRows, notMeasured, readStoredRows, renderResultsMarkdown, renderStartFigures, resultRows, writeStoredRows, type StoredRow } from './results.ts';
 import { benchScale } from './scale.ts';
+import { benchSoak } from './soak.ts';
 import { benchStart } from './start.ts';
 import { benchStore } from './store.ts';
 import { benchStream } from './stream.ts';
@@ -35,6 +36,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   stream: benchStream,
   backtest: benchBacktest,
   console: benchConsole,
+  soak: benchSoak,
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -17,6 +17,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** `tqa start` (what `npm start` runs) as a child process on a data dir of its own. */
 export interface Service {
   base: string;
+  /** Its data dir, for `tqa` commands run beside it as an operator would. */
+  dataDir: string;
   /** Team keys made before the start, so a load spread over them never meets the rate limit. */
   keys: string[];
   /** When the simulated history was fully seeded (epoch ms), once it is. */
@@ -71,6 +73,7 @@ export async function startService(keys: number, env: NodeJS.ProcessEnv = {}): P
 
   return {
     base,
+    dataDir: dir,
     keys: issued,
     async seeded() {
       // The simulator's state is saved once the whole history is in the log.
