@@ -10,6 +10,7 @@ import { ANALOG_DIMS as D, standardiseInto, writeRawVector, type AnalogInputs } 
 import { AnalogWorker } from '../processors/quant-engine/analogs/worker.ts';
 import { seededRandom } from '../infra/feeds/sim/prng.ts';
 import { atMost, report } from './results.ts';
+import { percentile } from './load-client.ts';
 
 /**
  * kNN analogs over 10^5 and 10^6 candidates: the index in-process, the same index through
@@ -102,11 +103,6 @@ function bruteForce(points: Float32Array, n: number, q: Float64Array, k: number)
     best[j] = s;
   }
   return best[k - 1];
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
 function timeEach<T>(items: T[], run: (item: T) => unknown): number[] {

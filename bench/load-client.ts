@@ -36,6 +36,12 @@ export interface Stats {
   statuses: string;
 }
 
+/** The sample at quantile `q` (0–1) of `values`, the nearest rank below. */
+export function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
 export function summarise(result: LoadResult): Stats {
   const sorted = [...result.latenciesMs].sort((a, b) => a - b);
   const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);

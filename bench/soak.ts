@@ -15,7 +15,7 @@ import type { StreamEvent } from '../stream/protocol.ts';
 import { subscriptionMatches, type Subscription } from '../stream/subscriptions.ts';
 import { RETRY_DELAYS_MS } from '../webhooks/delivery/schedule.ts';
 import { verifyWebhook } from '../webhooks/signature.ts';
-import { listen } from './load-client.ts';
+import { listen, percentile } from './load-client.ts';
 import { atMost, notMeasured, report, type Measured } from './results.ts';
 import { startService, untilCaughtUp } from './service.ts';
 
@@ -1174,11 +1174,6 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-
-function percentile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
 
 /** Least-squares slope of per-minute samples, per hour. */
 function slopePerHour(samples: number[]): number {

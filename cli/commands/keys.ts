@@ -81,15 +81,13 @@ export const keysCommand: CliCommand = {
       if (replan) {
         // Like a revoke, the change carries the whole key: the projection stays a function of one event.
         const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'set_plan', plan: replan.plan, scopes: replan.scopes ?? current.scopes, ts });
-        await appendEvent(log, codec, TOPIC, event.keyId, event);
-        await delay(KEY_CACHE_TTL_MS);
+        await appendSeenByEveryApi(log, codec, event);
         stdout.write(values.json ? JSON.stringify({ id: event.keyId, plan: event.plan, scopes: event.scopes }) + '\n' : `${event.keyId} is now on ${event.plan} (${event.scopes.join(',')})\n`);
         return 0;
       }
       // The revoke carries the whole key so the projection stays a function of one event.
       const event = parseOrUsage(ApiKeyEventSchema, { ...current, action: 'revoke', ts });
-      await appendEvent(log, codec, TOPIC, event.keyId, event);
-      await delay(KEY_CACHE_TTL_MS);
+      await appendSeenByEveryApi(log, codec, event);
       stdout.write(values.json ? JSON.stringify({ id: event.keyId, revoked: true }) + '\n' : `revoked ${event.keyId}\n`);
       return 0;
     } finally {
@@ -117,6 +115,12 @@ function parseScopes(value: string): string[] {
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPE_NAMES.join(', ')}`);
   return [...new Set(scopes)];
+}
+
+/** Appends a change of a held key and returns once every API has read the log since (the key cache's bound). */
+async function appendSeenByEveryApi(log: EventLog, codec: Codec, event: ApiKeyEvent): Promise<void> {
+  await appendEvent(log, codec, TOPIC, event.keyId, event);
+  await delay(KEY_CACHE_TTL_MS);
 }
 
 /** The latest event of every key, in log order (the topic has one partition). */
