@@ -129,7 +129,8 @@ function summaryFor(state: AnalogsStageState, firing: Signal): SignalAnalogs | n
 
 export const analogsStage: Processor<AnalogsStageState> = {
   name: 'analogs',
-  stateVersion: 1,
+  // 2: the outcomes module keeps its subjects in blocks, in tables.
+  stateVersion: 2,
   // The pool is one over every token: one task reads every partition.
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.market.name, TOPICS.outcomeSubjects.name, TOPICS.analogInputs.name, TOPICS.signalDrafts.name],

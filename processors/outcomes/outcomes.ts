@@ -1,16 +1,18 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { MarketTick, OutcomeSubjectRecord, TokenMeta } from '../../schemas/records.ts';
-import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
 import { quantEngine } from '../quant-engine/engine.ts';
 import {
   advanceOutcomes,
   createOutcomesState,
+  lastSubjectTime,
+  latestTickTime,
   outcomesOnTick,
   outcomesOnTokenMeta,
   trackSubject,
   type OutcomesState,
 } from '../quant-engine/outcomes/outcomes.ts';
 import type { Processor } from '../runtime/processor.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../runtime/state/tables.ts';
 
 /**
  * The outcomes stage: the forward outcomes of every snapshot and call, per token. A token's
@@ -26,33 +28,40 @@ import type { Processor } from '../runtime/processor.ts';
  */
 export interface OutcomesStageState {
   outcomes: OutcomesState;
-  /** Ids of the subjects tracked at the latest subject time: an engine that crashed repeats its outputs. */
-  latestSubjectIds: string[];
-  repeatedTicks: DedupeState;
+  /** Under one key, the ids of the subjects tracked at the latest subject time: an engine that crashed repeats its outputs. */
+  latestSubjectIds: KeyedTable<string[]>;
 }
 
-export function createOutcomesStageState(): OutcomesStageState {
-  // The tick window is the engine's, so a redelivered tick is dropped here exactly when there.
-  return { outcomes: createOutcomesState(), latestSubjectIds: [], repeatedTicks: createDedupeState(3_600_000) };
+const LATEST_KEY = 'latest';
+
+/** Every part per token or under a key of its own, so a task's store checkpoints only what changed. */
+export function createOutcomesStageState(_partition = 0, tables: TableSource = IN_MEMORY_TABLES): OutcomesStageState {
+  return { outcomes: createOutcomesState(tables), latestSubjectIds: tables.table('latest-subject-ids') };
 }
 
 function onSubject(state: OutcomesStageState, record: OutcomeSubjectRecord): void {
-  const latest = state.outcomes.lastSubjectTs;
+  const latest = lastSubjectTime(state.outcomes);
+  const latestIds = state.latestSubjectIds.get(LATEST_KEY) ?? [];
   // Subjects of a partition come in time order; an older one, or one seen at the latest time, is a repeat.
-  if (record.ts < latest || (record.ts === latest && state.latestSubjectIds.includes(record.subjectId))) return;
+  if (record.ts < latest || (record.ts === latest && latestIds.includes(record.subjectId))) return;
   const { kind, subjectId, tokenId, ts, entryPrice, entryLiquidity } = record;
   trackSubject(state.outcomes, { kind, subjectId, tokenId, ts, entryPrice }, entryLiquidity);
-  if (ts !== latest) state.latestSubjectIds = [];
-  state.latestSubjectIds.push(subjectId);
+  state.latestSubjectIds.set(LATEST_KEY, ts === latest ? [...latestIds, subjectId] : [subjectId]);
 }
 
+/**
+ * A token's ticks come in time order, so one at or before its latest tick is a repeat (a tick
+ * is known by its token and time); the engine drops the same ones with its window of keys.
+ */
 function onTick(state: OutcomesStageState, tick: MarketTick): void {
-  if (firstDelivery(state.repeatedTicks, `${tick.tokenId}@${tick.ts}`, tick.ts)) outcomesOnTick(state.outcomes, tick);
+  if (tick.ts > latestTickTime(state.outcomes, tick.tokenId)) outcomesOnTick(state.outcomes, tick);
 }
 
 export const outcomesStage: Processor<OutcomesStageState> = {
   name: 'outcomes',
-  stateVersion: 1,
+  // 2: the state is kept per token and in blocks of subjects, in tables (runtime/state).
+  stateVersion: 2,
+  keyedState: true,
   parallelism: 'partition',
   inputs: [TOPICS.tokens.name, TOPICS.outcomeSubjects.name, TOPICS.market.name],
   upstreams: [quantEngine],

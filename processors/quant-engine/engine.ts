@@ -178,7 +178,8 @@ export const quantEngine: Processor<EngineState> = {
   // 6: snapshots join the other modules as of their grid time (features@2): replayed from 0.
   // 7: the analog pool moved to the analogs stage, which needs every snapshot from the start.
   // 8: scores, signals and quant snapshots moved to the scores stage, which needs every feature snapshot.
-  stateVersion: 8,
+  // 9: the outcomes module keeps its subjects in blocks, in tables.
+  stateVersion: 9,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [

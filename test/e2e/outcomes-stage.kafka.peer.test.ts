@@ -13,6 +13,7 @@ import { waitFor } from '../../infra/wait.ts';
 import { outcomesStage } from '../../processors/outcomes/outcomes.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../../processors/runtime/runtime.ts';
 import { CATALOGUE, TOPICS } from '../../schemas/catalogue.ts';
@@ -23,12 +24,14 @@ import { openEmbedded, silentLogger } from '../helpers/runtime-fixture.ts';
 
 /**
  * The outcomes stage's tasks over members of its consumer group on the Kafka mock broker,
- * joined to the engine by its commits. The input comes in two halves by event time: over the
- * first, a second member joins and the first leaves, handing its partitions over; the second
- * half is appended and the engine and the second member go on. The records equal those of one
- * task per partition in one runtime on the file log (repeats of a handover carry the same
- * record, so they are compared as distinct records). Then three members at once, on a broker
- * of their own: the partitions do not split evenly between them, yet each holds whole tasks.
+ * joined to the engine by its commits, each member with a data dir of its own: a member that
+ * takes a task over restores its state from the stage's changelog. The input comes in two
+ * halves by event time: over the first, a second member joins and the first leaves, handing
+ * its partitions over; the second half is appended and the engine and the second member go
+ * on. The records equal those of one task per partition in one runtime on the file log
+ * (repeats of a handover carry the same record, so they are compared as distinct records).
+ * Then three members at once, on a broker of their own: the partitions do not split evenly
+ * between them, yet each holds whole tasks.
  */
 
 const WORLD = { seed: 808, days: 1, endMs: Date.UTC(2026, 4, 1), tokens: 12, authors: 100 };
@@ -86,9 +89,12 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     const history = await inputInHalves(local, { log, codec });
     await history.appendFirst();
 
-    // Members of one machine share the checkpoint dir: a member taking a partition over resumes from its checkpoint.
-    const runtime = (processor: Processor<unknown>, clientId: string) =>
-      new ProcessorRuntime<unknown>({ processor, log: kafkaLog(clientId), codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, checkpointIntervalMs: 100, maxBatchRecords: 300 });
+    const runtime = (processor: Processor<unknown>, clientId: string) => {
+      const memberLog = kafkaLog(clientId);
+      // The engine keeps its state whole in a dir the runs share; each stage member, a store of its own and the changelog.
+      const checkpoints = processor === quantEngine ? new FileCheckpoints(join(dir, 'state')) : localCheckpoints(join(dir, clientId), processor, silentLogger, memberLog);
+      return new ProcessorRuntime<unknown>({ processor, log: memberLog, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 100, maxBatchRecords: 300 });
+    };
     const engine = runtime(quantEngine, 'engine');
     const first = runtime(outcomesStage, 'stage-1');
     const second = runtime(outcomesStage, 'stage-2');
@@ -111,8 +117,8 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
     await second.stop();
 
     expect(firstHalf).toBeLessThan(ticks);
-    // The second member did the second half, and took the first's partitions over from its
-    // checkpoints: it did not handle the whole input again.
+    // The second member did the second half, and took the first's partitions over from the
+    // changelog of its checkpoints: it did not handle the whole input again.
     let stageInput = 0;
     for (const topic of outcomesStage.inputs) for (const e of await log.endOffsets(topic)) stageInput += e.offset;
     expect(second.stats.processed).toBeGreaterThan(ticks - firstHalf);
@@ -138,8 +144,11 @@ describe('the outcomes stage over members of its group on the Kafka mock broker'
         const values = await Promise.all(records.map(async (r) => ({ key: r.key, timestamp: r.timestamp, value: await codec.encode(topic, await local.codec.decode(topic, r.value!)) })));
         if (values.length > 0) await log.append(topic, values);
       }
-      const runtime = (processor: Processor<unknown>, clientId: string) =>
-        new ProcessorRuntime<unknown>({ processor, log: kafkaLog(clientId, own), codec, checkpoints: new FileCheckpoints(join(dir, 'state')), logger: silentLogger, checkpointIntervalMs: 100 });
+      const runtime = (processor: Processor<unknown>, clientId: string) => {
+        const memberLog = kafkaLog(clientId, own);
+        const checkpoints = processor === quantEngine ? new FileCheckpoints(join(dir, 'state')) : localCheckpoints(join(dir, clientId), processor, silentLogger, memberLog);
+        return new ProcessorRuntime<unknown>({ processor, log: memberLog, codec, checkpoints, logger: silentLogger, checkpointIntervalMs: 100 });
+      };
       const engine = runtime(quantEngine, 'engine');
       const members = [1, 2, 3].map((n) => runtime(outcomesStage, `stage-${n}`));
       void engine.start();

@@ -11,6 +11,7 @@ import {
   outcomesOnTick,
   outcomesOnTokenMeta,
   OUTCOMES_TOPIC,
+  refusedSubjects,
   trackSubject,
   type OutcomesState,
 } from './outcomes.ts';
@@ -160,7 +161,7 @@ describe('outcomes', () => {
     ticks(state, [tick('tk_1', T0, 0)]);
     expect(trackSubject(state, subject(T0, 0))).toBe(true);
     expect(trackSubject(state, subject(T0 - 1, 1))).toBe(false);
-    expect(state.refused).toBe(1);
+    expect(refusedSubjects(state)).toBe(1);
     const got = advanceOutcomes(state, T0 + 16 * MIN, recordingEmitter());
     expect(got).toEqual([
       expect.objectContaining({ forwardReturn: null, maxDrawdown: null, peakReturn: null, timeToPeakMs: null, lastPrice: 0, died: false }),

@@ -2,6 +2,7 @@ import { TOPICS } from '../../../schemas/catalogue.ts';
 import type { MarketTick, TokenMeta } from '../../../schemas/records.ts';
 import type { Outcome } from '../../../schemas/records/quant-market.ts';
 import { HORIZON_MS, HORIZONS, type Emitter, type OutcomeResolution, type OutcomeSubject } from '../contracts.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 
 /**
  * Forward outcomes of tracked subjects (snapshots and authors' calls) at every horizon.
@@ -60,13 +61,13 @@ interface TokenTrack {
 }
 
 /**
- * Tracked subjects in the order they arrived, which is time order, as columns (a million
- * pending subjects must stay cheap to hold and to checkpoint). Each horizon resolves them in
- * this same order, so a horizon's queue is just a cursor into the store.
+ * Tracked subjects in the order they arrived, which is time order, numbered from 0, in blocks
+ * of SUBJECT_BLOCK held as columns (a million pending subjects must stay cheap to hold and to
+ * checkpoint: tracking one changes only the last block). Each horizon resolves them in this
+ * same order, so a horizon's queue is just a cursor into them; a block goes once the longest
+ * horizon, always the furthest behind, has resolved all of it.
  */
-interface SubjectStore {
-  /** Sequence number of the subject at index 0. */
-  base: number;
+interface SubjectBlock {
   kind: OutcomeSubject['kind'][];
   subjectId: string[];
   tokenId: string[];
@@ -76,31 +77,61 @@ interface SubjectStore {
   entryLiquidity: number[];
 }
 
-export interface OutcomesState {
-  tokens: Map<string, TokenTrack>;
-  subjects: SubjectStore;
-  /** Per horizon (HORIZONS order): sequence number of the next subject to resolve. */
+/** Where the queue of subjects stands, under one key. */
+interface SubjectQueue {
+  /** Number of the next subject tracked. */
+  count: number;
+  /** Per horizon (HORIZONS order): number of the next subject to resolve. */
   next: number[];
+  /**
+   * No subject is due before this time (at most the earliest due of the horizons' next ones):
+   * most records then cost one read of the queue, not a look at each horizon's next subject.
+   */
+  dueFrom: number;
   /** Time of the latest subject tracked: subjects must come in time order. */
   lastSubjectTs: number;
   /** Subjects refused because they were older than one already tracked. */
   refused: number;
 }
 
+/**
+ * Kept in tables (runtime/state/tables.ts), so a task's store on disk writes at a checkpoint
+ * only the tokens that ticked, the blocks of subjects that changed and the queue.
+ */
+export interface OutcomesState {
+  tokens: KeyedTable<TokenTrack>;
+  /** Block number → its subjects. */
+  subjects: KeyedTable<SubjectBlock>;
+  queue: KeyedTable<SubjectQueue>;
+}
+
+const SUBJECT_BLOCK = 256;
+const QUEUE_KEY = 'queue';
+
 // Module-level copies: the hot loops then read plain locals, not imported bindings.
 const HORIZON_LIST = [...HORIZONS];
 const DURATIONS = HORIZON_LIST.map((h) => HORIZON_MS[h]);
 /** Index of the longest horizon: its cursor is always the furthest behind. */
 const LONGEST = DURATIONS.indexOf(Math.max(...DURATIONS));
+const SHORTEST_MS = Math.min(...DURATIONS);
 
-export function createOutcomesState(): OutcomesState {
-  return {
-    tokens: new Map(),
-    subjects: { base: 0, kind: [], subjectId: [], tokenId: [], ts: [], entryPrice: [], entryLiquidity: [] },
-    next: HORIZON_LIST.map(() => 0),
-    lastSubjectTs: -Infinity,
-    refused: 0,
-  };
+/** `name` prefixes the tables, so that one state may hold several such modules. */
+export function createOutcomesState(tables: TableSource = IN_MEMORY_TABLES, name = 'outcomes'): OutcomesState {
+  return { tokens: tables.table(`${name}-tokens`), subjects: tables.table(`${name}-subjects`), queue: tables.table(`${name}-queue`) };
+}
+
+function queueOf(state: OutcomesState): SubjectQueue {
+  return state.queue.get(QUEUE_KEY) ?? { count: 0, next: HORIZON_LIST.map(() => 0), dueFrom: Infinity, lastSubjectTs: -Infinity, refused: 0 };
+}
+
+/** Subjects refused because they were older than one already tracked. */
+export function refusedSubjects(state: OutcomesState): number {
+  return queueOf(state).refused;
+}
+
+/** Time of the latest subject tracked, -Infinity before the first. */
+export function lastSubjectTime(state: OutcomesState): number {
+  return queueOf(state).lastSubjectTs;
 }
 
 /**
@@ -112,16 +143,28 @@ export function createOutcomesState(): OutcomesState {
  */
 export function trackSubject(state: OutcomesState, subject: OutcomeSubject, entryLiquidity = latestLiquidity(state, subject.tokenId)): boolean {
   if (!admitSubject(state, subject.ts)) return false;
+  const queue = queueOf(state);
+  const blockKey = String(Math.floor(queue.count / SUBJECT_BLOCK));
+  const block = queue.count % SUBJECT_BLOCK === 0 ? emptyBlock() : state.subjects.get(blockKey)!;
+  block.kind.push(subject.kind);
+  block.subjectId.push(subject.subjectId);
+  block.tokenId.push(subject.tokenId);
+  block.ts.push(subject.ts);
+  block.entryPrice.push(subject.entryPrice);
+  block.entryLiquidity.push(entryLiquidity ?? Number.NaN);
+  state.subjects.set(blockKey, block);
+  queue.count++;
+  // A horizon that had nothing pending now waits for this subject, due no sooner than this.
+  queue.dueFrom = Math.min(queue.dueFrom, subject.ts + SHORTEST_MS);
+  state.queue.set(QUEUE_KEY, queue);
   const token = tokenTrack(state, subject.tokenId);
-  const s = state.subjects;
-  s.kind.push(subject.kind);
-  s.subjectId.push(subject.subjectId);
-  s.tokenId.push(subject.tokenId);
-  s.ts.push(subject.ts);
-  s.entryPrice.push(subject.entryPrice);
-  s.entryLiquidity.push(entryLiquidity ?? Number.NaN);
   for (let h = 0; h < DURATIONS.length; h++) if (token.pending[h]++ === 0) token.start[h] = token.seq;
+  state.tokens.set(subject.tokenId, token);
   return true;
+}
+
+function emptyBlock(): SubjectBlock {
+  return { kind: [], subjectId: [], tokenId: [], ts: [], entryPrice: [], entryLiquidity: [] };
 }
 
 /**
@@ -130,17 +173,22 @@ export function trackSubject(state: OutcomesState, subject: OutcomeSubject, entr
  * snapshots, which only the analogs stage resolves) while the order check stays the same.
  */
 export function admitSubject(state: OutcomesState, ts: number): boolean {
-  if (ts < state.lastSubjectTs) {
-    state.refused++;
-    return false;
-  }
-  state.lastSubjectTs = ts;
-  return true;
+  const queue = queueOf(state);
+  const admitted = ts >= queue.lastSubjectTs;
+  if (admitted) queue.lastSubjectTs = ts;
+  else queue.refused++;
+  state.queue.set(QUEUE_KEY, queue);
+  return admitted;
 }
 
 /** Liquidity of the token's latest tick, which a subject tracked now takes as its entry; null before any. */
 export function latestLiquidity(state: OutcomesState, tokenId: string): number | null {
   return state.tokens.get(tokenId)?.lastLiquidity ?? null;
+}
+
+/** Time of the token's latest tick taken in, -Infinity before any: an earlier tick is ignored. */
+export function latestTickTime(state: OutcomesState, tokenId: string): number {
+  return state.tokens.get(tokenId)?.lastTs ?? -Infinity;
 }
 
 /** Ticks older than the token's latest one are ignored here: the deques are in time order. */
@@ -150,21 +198,27 @@ export function outcomesOnTick(state: OutcomesState, tick: MarketTick): void {
   token.lastTs = tick.ts;
   token.lastPrice = tick.priceUsd;
   token.lastLiquidity = tick.liquidityUsd;
-  // The longest horizon waits for every subject any other horizon waits for.
-  if (token.pending[LONGEST] === 0) return; // no subject needs ticks from before its own time
-  const seq = token.seq++;
-  pushMax(token.max, tick.ts, seq, tick.priceUsd);
-  pushMin(token.min, tick.ts, seq, tick.priceUsd);
-  pushMin(token.liq, tick.ts, seq, tick.liquidityUsd);
+  // The longest horizon waits for every subject any other horizon waits for; with none
+  // pending, no subject needs ticks from before its own time.
+  if (token.pending[LONGEST] > 0) {
+    const seq = token.seq++;
+    pushMax(token.max, tick.ts, seq, tick.priceUsd);
+    pushMin(token.min, tick.ts, seq, tick.priceUsd);
+    pushMin(token.liq, tick.ts, seq, tick.liquidityUsd);
+  }
+  state.tokens.set(tick.tokenId, token);
 }
 
 export function outcomesOnTokenMeta(state: OutcomesState, meta: TokenMeta): void {
-  const changes = tokenTrack(state, meta.tokenId).deadChanges;
+  const token = tokenTrack(state, meta.tokenId);
+  const changes = token.deadChanges;
   const dead = DEAD_STATUSES.includes(meta.status);
   let i = changes.length;
   while (i > 0 && changes[i - 1].ts > meta.ts) i--;
   const before = i > 0 ? changes[i - 1].dead : false;
-  if (before !== dead) changes.splice(i, 0, { ts: meta.ts, dead });
+  if (before === dead) return;
+  changes.splice(i, 0, { ts: meta.ts, dead });
+  state.tokens.set(meta.tokenId, token);
 }
 
 /**
@@ -175,30 +229,41 @@ export function outcomesOnTokenMeta(state: OutcomesState, meta: TokenMeta): void
  */
 export function advanceOutcomes(state: OutcomesState, t: number, emitter?: Emitter): OutcomeResolution[] {
   const resolutions: OutcomeResolution[] = [];
-  const s = state.subjects;
+  const queue = queueOf(state);
+  if (queue.dueFrom >= t) return resolutions;
+  // Per horizon, when its next subject is due (Infinity when none is pending).
+  const dues = DURATIONS.map((_, k) => dueOf(state, queue, k));
   for (;;) {
-    let h = -1;
-    let due = t;
-    for (let k = 0; k < DURATIONS.length; k++) {
-      const i = state.next[k] - s.base;
-      if (i < s.ts.length && s.ts[i] + DURATIONS[k] < due) {
-        h = k;
-        due = s.ts[i] + DURATIONS[k];
-      }
+    let h = 0;
+    for (let k = 1; k < dues.length; k++) if (dues[k] < dues[h]) h = k;
+    const due = dues[h];
+    if (due >= t) {
+      queue.dueFrom = due;
+      state.queue.set(QUEUE_KEY, queue);
+      return resolutions;
     }
-    if (h < 0) return resolutions;
-    const resolution = resolve(state, state.next[h]++ - s.base, h);
+    const resolution = resolve(state, queue.next[h]++, h);
     emitter?.emit({ topic: OUTCOMES_TOPIC, key: resolution.subject.tokenId, value: toRecord(resolution, emitter), timestamp: due });
     resolutions.push(resolution);
-    if (h === LONGEST) compact(state);
+    // The longest horizon is the last to leave a block: then no horizon needs it.
+    if (h === LONGEST && queue.next[h] % SUBJECT_BLOCK === 0) state.subjects.delete(String(queue.next[h] / SUBJECT_BLOCK - 1));
+    dues[h] = dueOf(state, queue, h);
   }
 }
 
-function resolve(state: OutcomesState, i: number, h: number): OutcomeResolution {
-  const s = state.subjects;
+function dueOf(state: OutcomesState, queue: SubjectQueue, h: number): number {
+  const n = queue.next[h];
+  if (n >= queue.count) return Infinity;
+  return state.subjects.get(String(Math.floor(n / SUBJECT_BLOCK)))!.ts[n % SUBJECT_BLOCK] + DURATIONS[h];
+}
+
+function resolve(state: OutcomesState, n: number, h: number): OutcomeResolution {
+  const s = state.subjects.get(String(Math.floor(n / SUBJECT_BLOCK)))!;
+  const i = n % SUBJECT_BLOCK;
   const ts = s.ts[i];
   const entry = s.entryPrice[i];
-  const token = state.tokens.get(s.tokenId[i])!;
+  const tokenId = s.tokenId[i];
+  const token = state.tokens.get(tokenId)!;
   const end = ts + DURATIONS[h];
   // The deques hold the ticks up to end; the window is those after the subject's time, from the horizon's start on.
   const start = token.start[h];
@@ -212,7 +277,7 @@ function resolve(state: OutcomesState, i: number, h: number): OutcomeResolution 
   const diedByLiquidity =
     hasTicks && liq.buf[windowFront(liq, ts, start) * STRIDE + 2] < DIED_LIQUIDITY_FRACTION * s.entryLiquidity[i];
   const resolution: OutcomeResolution = {
-    subject: { kind: s.kind[i], subjectId: s.subjectId[i], tokenId: s.tokenId[i], ts, entryPrice: entry },
+    subject: { kind: s.kind[i], subjectId: s.subjectId[i], tokenId, ts, entryPrice: entry },
     horizon: HORIZON_LIST[h],
     resolvedAt: end,
     forwardReturn: priced && token.lastPrice !== null ? token.lastPrice / entry - 1 : null,
@@ -235,21 +300,8 @@ function resolve(state: OutcomesState, i: number, h: number): OutcomeResolution 
       dropThrough(liq, ts);
     }
   }
+  state.tokens.set(tokenId, token);
   return resolution;
-}
-
-/** Drops the subjects every horizon has resolved, once they are half the store. */
-function compact(state: OutcomesState): void {
-  const s = state.subjects;
-  const drop = state.next[LONGEST] - s.base;
-  if (drop * 2 < s.ts.length) return;
-  s.kind = s.kind.slice(drop);
-  s.subjectId = s.subjectId.slice(drop);
-  s.tokenId = s.tokenId.slice(drop);
-  s.ts = s.ts.slice(drop);
-  s.entryPrice = s.entryPrice.slice(drop);
-  s.entryLiquidity = s.entryLiquidity.slice(drop);
-  s.base += drop;
 }
 
 function toRecord(r: OutcomeResolution, emitter: Emitter): Outcome {
