@@ -279,10 +279,9 @@ function addCandidate(state: AnalogsState, c: NewCandidate): void {
   if (tailIndex + 1 >= state.tree.size * REBUILD_TAIL_FRACTION) rebuildIndex(state);
 }
 
-/** Refits the standardisation over all candidates and indexes them all. */
-export function rebuildIndex(state: AnalogsState): void {
+/** Refits the standardisation over the first n candidates (all by default) and indexes them. */
+export function rebuildIndex(state: AnalogsState, n = state.candidates.count): void {
   const cs = state.candidates;
-  const n = cs.count;
   state.standardisation = fitStandardisation(cs.raw, n);
   const z = new Float32Array(n * D);
   for (let i = 0; i < n; i++) standardiseInto(state.standardisation, cs.raw, i * D, z, i * D);
@@ -351,24 +350,29 @@ function confidenceOf(n: number, gap: number, imputedShare: number): Confidence 
   return 'MEDIUM';
 }
 
-/** Copies the candidates out as columns. */
-export function candidateColumns(state: AnalogsState): AnalogCandidateColumns {
+/** Copies candidates [from, to) (all by default) out as columns. */
+export function candidateColumns(state: AnalogsState, from = 0, to = state.candidates.count): AnalogCandidateColumns {
   const cs = state.candidates;
-  const n = cs.count;
   return {
-    count: n,
-    snapshotId: cs.snapshotId.slice(0, n),
-    tokenId: Array.from(cs.token.subarray(0, n), (code) => state.tokenIds[code]),
-    ts: cs.ts.slice(0, n),
-    resolvedAt: cs.resolvedAt.slice(0, n),
-    return24h: cs.return24h.slice(0, n),
-    maxDrawdown24h: cs.maxDrawdown24h.slice(0, n),
-    raw: cs.raw.slice(0, n * D),
+    count: to - from,
+    snapshotId: cs.snapshotId.slice(from, to),
+    tokenId: Array.from(cs.token.subarray(from, to), (code) => state.tokenIds[code]),
+    ts: cs.ts.slice(from, to),
+    resolvedAt: cs.resolvedAt.slice(from, to),
+    return24h: cs.return24h.slice(from, to),
+    maxDrawdown24h: cs.maxDrawdown24h.slice(from, to),
+    raw: cs.raw.slice(from * D, to * D),
   };
 }
 
 /** A state holding exactly these candidates (nothing pending), indexed in one build. */
 export function analogsStateFromColumns(columns: AnalogCandidateColumns): AnalogsState {
+  const state = withCandidates(columns);
+  rebuildIndex(state);
+  return state;
+}
+
+function withCandidates(columns: AnalogCandidateColumns): AnalogsState {
   const state = createAnalogsState();
   const n = columns.count;
   const cs = emptyCandidates(Math.max(n, 1));
@@ -384,6 +388,70 @@ export function analogsStateFromColumns(columns: AnalogCandidateColumns): Analog
   cs.raw.set(columns.raw.subarray(0, n * D));
   cs.count = n;
   state.candidates = cs;
-  rebuildIndex(state);
+  return state;
+}
+
+/** Where a pool stands: what a copy of it kept elsewhere (the analogs stage's tables) needs to follow it. */
+export interface PoolPosition {
+  candidates: number;
+  /** Candidates in the index, as of its last rebuild. */
+  indexed: number;
+  /** Sequence numbers of the first pending snapshot not yet passed, and of the next one taken in. */
+  pendingHead: number;
+  pendingNext: number;
+}
+
+export function poolPosition(state: AnalogsState): PoolPosition {
+  const p = state.pending;
+  return { candidates: state.candidates.count, indexed: state.tree.size, pendingHead: p.base + p.head, pendingNext: p.base + p.snapshotId.length };
+}
+
+/** A snapshot waiting for its 24h outcome, with its sequence number, as kept elsewhere. */
+export interface PendingSnapshot {
+  seq: number;
+  snapshotId: string;
+  tokenId: string;
+  ts: number;
+  /** D raw components (vector.ts), NaN where missing. */
+  raw: number[];
+}
+
+/** The pending snapshot taken in with sequence number `seq`, while it waits. */
+export function pendingSnapshot(state: AnalogsState, seq: number): PendingSnapshot {
+  const p = state.pending;
+  const i = seq - p.base;
+  return { seq, snapshotId: p.snapshotId[i], tokenId: p.tokenId[i], ts: p.ts[i], raw: p.raw.slice(i * D, (i + 1) * D) };
+}
+
+/**
+ * The pool a copy kept elsewhere describes: the candidates, indexed as the pool was at
+ * `position` (the index over the first `indexed`, standardised as fitted then, the rest
+ * scanned), and the snapshots still waiting. It answers and grows exactly as the pool did.
+ */
+export function restoreAnalogsState(columns: AnalogCandidateColumns, position: PoolPosition, pending: readonly PendingSnapshot[]): AnalogsState {
+  const state = withCandidates(columns);
+  rebuildIndex(state, position.indexed);
+  const cs = state.candidates;
+  for (let i = position.indexed; i < cs.count; i++) {
+    const tailIndex = i - position.indexed;
+    state.tail = grow(state.tail, (tailIndex + 1) * D);
+    standardiseInto(state.standardisation, cs.raw, i * D, state.tail, tailIndex * D);
+  }
+  // Sequence numbers without a snapshot are those resolved or dropped: not live, as in the pool.
+  const p = state.pending;
+  const n = position.pendingNext - position.pendingHead;
+  p.base = position.pendingHead;
+  p.snapshotId = new Array<string>(n).fill('');
+  p.tokenId = new Array<string>(n).fill('');
+  p.ts = new Array<number>(n).fill(-Infinity);
+  p.raw = new Array<number>(n * D).fill(NaN);
+  for (const snapshot of pending) {
+    const i = snapshot.seq - p.base;
+    p.snapshotId[i] = snapshot.snapshotId;
+    p.tokenId[i] = snapshot.tokenId;
+    p.ts[i] = snapshot.ts;
+    for (let d = 0; d < D; d++) p.raw[i * D + d] = snapshot.raw[d];
+    p.seqById.set(snapshot.snapshotId, snapshot.seq);
+  }
   return state;
 }

@@ -17,9 +17,13 @@ export interface KeyedTable<V> {
   entries(): Iterable<[string, V]>;
 }
 
-/** Where a processor's tables come from: a table per name, the same one for the same name. */
+/**
+ * Where a processor's tables come from: a table per name, the same one for the same name.
+ * `cacheEntries` bounds the values a store on disk keeps in memory once read or committed:
+ * a table written once per key and read back only at start needs next to none.
+ */
 export interface TableSource {
-  table<V>(name: string): KeyedTable<V>;
+  table<V>(name: string, options?: { cacheEntries?: number }): KeyedTable<V>;
 }
 
 /** Tables as Maps, checkpointed whole with the rest of the state. */

@@ -117,9 +117,8 @@ class StoredTable<V> implements KeyedTable<V> {
       // between event-loop turns): a value read here was written by this holder or before it.
       this.assertHeld();
       value = readValue<V>(this.db, this.prefix + key) ?? DELETED;
-      if (this.cache.size >= this.cacheEntries) this.cache.delete(this.cache.keys().next().value!);
     } else this.cache.delete(key); // re-inserted below: the most recently used
-    this.cache.set(key, value);
+    this.remember(key, value);
     return value === DELETED ? undefined : value;
   }
 
@@ -156,11 +155,15 @@ class StoredTable<V> implements KeyedTable<V> {
 
   /** After a commit, the changes are what the file holds. */
   settle(): void {
-    for (const [key, value] of this.changed) {
-      if (this.cache.size >= this.cacheEntries) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, value);
-    }
+    for (const [key, value] of this.changed) this.remember(key, value);
     this.changed.clear();
+  }
+
+  /** Caches a clean value as the most recently used, dropping the least recently used beyond the bound. */
+  private remember(key: string, value: V | typeof DELETED): void {
+    if (this.cacheEntries === 0) return;
+    if (this.cache.size >= this.cacheEntries) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, value);
   }
 
   /** Drops what was changed or read since the last commit: the task resumes from the file. */
@@ -240,10 +243,10 @@ export class TaskStateStore implements TableSource {
     for (const table of this.tables.values()) table.discard();
   }
 
-  table<V>(name: string): KeyedTable<V> {
+  table<V>(name: string, options: { cacheEntries?: number } = {}): KeyedTable<V> {
     if (name.includes('\u0000')) throw new Error(`table name ${JSON.stringify(name)} holds the separator`);
     let table = this.tables.get(name);
-    if (!table) this.tables.set(name, (table = new StoredTable<unknown>(this.db, `${name}\u0000`, this.cacheEntries, this.assertHeld)));
+    if (!table) this.tables.set(name, (table = new StoredTable<unknown>(this.db, `${name}\u0000`, options.cacheEntries ?? this.cacheEntries, this.assertHeld)));
     return table as StoredTable<V>;
   }
 
