@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -16,6 +17,9 @@ import type { Processor } from '../processors/runtime/processor.ts';
 import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 import { changelogTopic } from '../processors/runtime/state/changelog.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
+import { analogsStage, type AnalogsStageState } from '../processors/analogs/analogs.ts';
+import { poolOf } from '../processors/analogs/stored-pool.ts';
+import { outcomesStage } from '../processors/outcomes/outcomes.ts';
 import { CATALOGUE } from '../schemas/catalogue.ts';
 import { Codec } from '../schemas/codec.ts';
 import { inputInHalves } from '../test/helpers/read-topic.ts';
@@ -25,14 +29,19 @@ import { report } from './results.ts';
 // As many tokens as the default world, over a day: the mock broker keeps about 5 MB per partition.
 const WORLD = { seed: 5, days: 1, endMs: Date.UTC(2026, 5, 1), tokens: 20, authors: 150 };
 const silent = pino({ level: 'silent' });
+/** The Kafka log's default consumer session timeout. */
+const SESSION_TIMEOUT_MS = 30_000;
+
+/** The keyed stages after the engine, in the order they follow it. */
+const STAGES: Processor<unknown>[] = [outcomesStage, scoresStage, analogsStage];
 
 /**
- * How fast a keyed task's state moves to a process that lacks it (the scores stage, on the
- * Kafka mock broker). The engine and the stage run over a seeded world, the stage with its
- * changelog; then a process with an empty data dir restores every task of the stage from the
- * changelog, as one taking the tasks over on another machine does. Baseline: the same process
- * rebuilding that state by replaying the stage's input from offset 0, which is what it would
- * do without a changelog.
+ * How fast a keyed task's state moves to a process that lacks it, for each keyed stage after
+ * the engine, on the Kafka mock broker. The engine and the stages run over a seeded world,
+ * the stages with their changelogs; then a process with an empty data dir restores every task
+ * of a stage from its changelog, as one taking the tasks over on another machine does.
+ * Baseline: the same process rebuilding that state by replaying the stage's input from offset
+ * 0, which is what it would do without a changelog.
  */
 export async function benchRestore(): Promise<void> {
   const [broker, registry] = await Promise.all([startMockBroker(), startSchemaRegistryServer()]);
@@ -64,50 +73,68 @@ export async function benchRestore(): Promise<void> {
     await local.log.close();
 
     const engine = runtime(quantEngine, kafkaLog('engine'), new FileCheckpoints(join(await newDir(), 'state')));
-    const stageLog = kafkaLog('stage');
-    const stage = runtime(scoresStage, stageLog, localCheckpoints(join(await newDir(), 'state'), scoresStage, silent, stageLog));
-    void engine.start();
-    void stage.start();
-    await waitFor(async () => (await engine.caughtUp()) && (await stage.caughtUp()), 'the engine and the scores stage to process the world', 300_000);
-    await Promise.all([engine.stop(), stage.stop()]);
-    const tasks = (await log.endOffsets(scoresStage.inputs[0])).map((p) => p.partition);
-    const changelogRecords = (await log.endOffsets(changelogTopic(scoresStage).name)).reduce((sum, p) => sum + p.offset, 0);
-
-    // What a takeover on another machine does before its first record: every task from the changelog.
-    const restoringLog = kafkaLog('restoring');
-    const restoring = localCheckpoints(join(await newDir(), 'state'), scoresStage, silent, restoringLog);
-    const taskMs: number[] = [];
-    for (const task of tasks) {
-      const started = performance.now();
-      await restoring.load(scoresStage.name, task);
-      taskMs.push(performance.now() - started);
+    const stages: ProcessorRuntime<unknown>[] = [];
+    for (const stage of STAGES) {
+      const stageLog = kafkaLog(stage.name);
+      stages.push(runtime(stage, stageLog, localCheckpoints(join(await newDir(), 'state'), stage, silent, stageLog)));
     }
-    const restoreMs = taskMs.reduce((sum, ms) => sum + ms, 0);
-    // The log's reader of the changelog joins a consumer group of its own at its first read (kafkajs reads no other way), which the broker delays by its initial rebalance delay.
-    const perTask = `first task ${Math.round(taskMs[0])} ms, with the changelog reader's group join; the others ${Math.round((restoreMs - taskMs[0]) / (tasks.length - 1))} ms each`;
+    for (const run of [engine, ...stages]) void run.start();
+    await waitFor(async () => (await Promise.all([engine, ...stages].map((run) => run.caughtUp()))).every(Boolean), 'the engine and its stages to process the world', 600_000);
+    await Promise.all([engine, ...stages].map((run) => run.stop()));
 
-    // Without a changelog: the stage's input replayed from offset 0 into an empty store.
-    const replay = runtime(scoresStage, kafkaLog('replaying'), localCheckpoints(join(await newDir(), 'state'), scoresStage, silent));
-    const replayStarted = performance.now();
-    void replay.start();
-    await waitFor(() => replay.caughtUp(), 'the replay of the scores stage', 300_000);
-    const replayMs = performance.now() - replayStarted;
-    await replay.stop();
-
-    process.stdout.write(
-      `scores stage, ${tasks.length} tasks over ${replay.stats.processed.toLocaleString('en-US')} input records: restored from ${changelogRecords.toLocaleString('en-US')} changelog records ` +
-        `in ${Math.round(restoreMs)} ms (${perTask}), against ${Math.round(replayMs)} ms to replay its input from offset 0 (${(replayMs / restoreMs).toFixed(1)}× faster)\n`,
-    );
-    report({
-      figure: 'scores stage: every task restored from its changelog by a process with an empty data dir (Kafka mock)',
-      value: Math.round(restoreMs),
-      unit: 'ms',
-      baseline: { name: 'replay of its input from offset 0', value: Math.round(replayMs) },
-      note: `${changelogRecords} changelog records, ${replay.stats.processed} input records; ${perTask}`,
-    });
+    // A consumer that stopped stays a member of its group on the mock broker until its session
+    // ends, and a new member's join waits for it: the replays below start once those have ended.
+    await sleep(SESSION_TIMEOUT_MS);
+    for (const stage of STAGES) await restoreAndReplay(stage);
   } finally {
     for (const log of logs) await log.close();
     await Promise.all([broker.stop(), registry.close()]);
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  }
+
+  async function replayFromStart(stage: Processor<unknown>): Promise<{ replayMs: number; processed: number }> {
+    const replay = runtime(stage, kafkaLog(`replaying-${stage.name}`), localCheckpoints(join(await newDir(), 'state'), stage, silent));
+    const started = performance.now();
+    void replay.start();
+    await waitFor(() => replay.caughtUp(), `the replay of the ${stage.name} stage`, 600_000);
+    const replayMs = performance.now() - started;
+    await replay.stop();
+    return { replayMs, processed: replay.stats.processed };
+  }
+
+  async function restoreAndReplay(stage: Processor<unknown>): Promise<void> {
+    const log = logs[0];
+    const tasks = stage.parallelism === 'single' ? [0] : (await log.endOffsets(stage.inputs[0])).map((p) => p.partition);
+    const changelogRecords = (await log.endOffsets(changelogTopic(stage).name)).reduce((sum, p) => sum + p.offset, 0);
+
+    // What a takeover on another machine does before its first record: every task from the changelog.
+    const restoringLog = kafkaLog(`restoring-${stage.name}`);
+    const restoring = localCheckpoints(join(await newDir(), 'state'), stage, silent, restoringLog);
+    const taskMs: number[] = [];
+    for (const task of tasks) {
+      const started = performance.now();
+      const checkpoint = await restoring.load(stage.name, task);
+      // The analogs stage builds its pool and index from its tables at its first record: timed too.
+      if (stage === analogsStage) poolOf((checkpoint!.state as AnalogsStageState).pool);
+      taskMs.push(performance.now() - started);
+    }
+    const restoreMs = taskMs.reduce((sum, ms) => sum + ms, 0);
+    // The log's reader of the changelog joins a consumer group of its own at its first read (kafkajs reads no other way), which the broker delays by its initial rebalance delay.
+    const perTask = tasks.length === 1 ? 'one task, with the changelog reader\'s group join' : `first task ${Math.round(taskMs[0])} ms, with the changelog reader's group join; the others ${Math.round((restoreMs - taskMs[0]) / (tasks.length - 1))} ms each`;
+
+    // Without a changelog: the stage's input replayed from offset 0 into an empty store.
+    const { replayMs, processed } = await replayFromStart(stage);
+
+    process.stdout.write(
+      `${stage.name} stage, ${tasks.length} task(s) over ${processed.toLocaleString('en-US')} input records: restored from ${changelogRecords.toLocaleString('en-US')} changelog records ` +
+        `in ${Math.round(restoreMs)} ms (${perTask}), against ${Math.round(replayMs)} ms to replay its input from offset 0 (${(replayMs / restoreMs).toFixed(1)}× faster)\n`,
+    );
+    report({
+      figure: `${stage.name} stage: every task restored from its changelog by a process with an empty data dir (Kafka mock)`,
+      value: Math.round(restoreMs),
+      unit: 'ms',
+      baseline: { name: 'replay of its input from offset 0', value: Math.round(replayMs) },
+      note: `${changelogRecords} changelog records, ${processed} input records; ${perTask}`,
+    });
   }
 }

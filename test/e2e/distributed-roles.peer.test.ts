@@ -16,7 +16,7 @@ import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts'
 import { openStore } from '../../projections/open-store.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { inputInHalves } from '../helpers/read-topic.ts';
-import { engineProgress, holdsEngine, killEngineHolderWithInputLeft, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
+import { engineJoins, engineProgress, holdsEngine, killEngineHolderWithInputLeft, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
@@ -129,7 +129,7 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     const standby = processors.find((p) => p !== holder)!;
     const distributed = await answers(dist.api, distDir);
     expect(standby.child.exitCode, standby.stderr().slice(-2000)).toBeNull();
-    expect(holdsEngine(standby), 'the standby took the engine over').toBe(true);
+    expect(holdsEngine(standby), `the standby took the engine over; its last joins of the engine's group:\n${engineJoins(standby).slice(-3).join('\n')}`).toBe(true);
     expect(restoredFromStore(standby), 'the standby resumed from the checkpoint in the store').toBeGreaterThan(0);
     const health = await fetch(`http://127.0.0.1:${healthPorts[processors.indexOf(standby)]}/healthz`);
     expect(health.status).toBe(200);

@@ -140,7 +140,7 @@ export function holdsEngine(proc: RoleProcess): boolean {
 }
 
 /** The process's joins of the engine's group, as kafkajs logs them with their assignment. */
-function engineJoins(proc: RoleProcess): string[] {
+export function engineJoins(proc: RoleProcess): string[] {
   return proc.stderr().split('\n').filter((line) => line.includes(`"groupId":"${quantEngine.name}"`) && line.includes('"memberAssignment"'));
 }
 
