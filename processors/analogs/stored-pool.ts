@@ -106,12 +106,9 @@ export function takeResolution(stored: StoredPool, resolution: OutcomeResolution
   if (resolution.subject.kind !== 'snapshot' || resolution.horizon !== '24h') return; // the pool takes no other
   const pool = poolOf(stored);
   const before = poolPosition(pool);
-  const resolvedSeq = pool.pending.seqById.get(resolution.subject.subjectId);
-  onResolution(pool, resolution);
+  // The snapshot resolved, and those passed over with no outcome coming, leave the pool's pending ones.
+  for (const seq of onResolution(pool, resolution)) stored.pending.delete(String(seq));
   const after = poolPosition(pool);
-  if (resolvedSeq !== undefined) stored.pending.delete(String(resolvedSeq));
-  // Snapshots passed over had no outcome coming: dropped from the pool, and so from the tables.
-  for (let seq = before.pendingHead; seq < after.pendingHead; seq++) if (seq !== resolvedSeq) stored.pending.delete(String(seq));
   if (after.candidates > before.candidates) {
     const block = Math.floor((after.candidates - 1) / CANDIDATE_BLOCK);
     stored.blocks.set(String(block), candidateColumns(pool, block * CANDIDATE_BLOCK, after.candidates));

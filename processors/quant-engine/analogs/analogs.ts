@@ -187,14 +187,17 @@ export function onSnapshot(state: AnalogsState, snapshot: SnapshotRef, inputs: A
  * Makes a snapshot a candidate once its 24h outcome is known. Resolutions of one horizon
  * arrive in subject time order (the outcomes module resolves in arrival order), so pending
  * snapshots older than this subject have no outcome coming (e.g. no price to measure from)
- * and are dropped.
+ * and are dropped. Returns the sequence numbers of the pending snapshots it took out, the
+ * one resolved and those dropped.
  */
-export function onResolution(state: AnalogsState, resolution: OutcomeResolution): void {
+export function onResolution(state: AnalogsState, resolution: OutcomeResolution): number[] {
   const { subject } = resolution;
-  if (subject.kind !== 'snapshot' || resolution.horizon !== '24h') return;
+  const takenOut: number[] = [];
+  if (subject.kind !== 'snapshot' || resolution.horizon !== '24h') return takenOut;
   const p = state.pending;
   const seq = p.seqById.get(subject.subjectId);
   if (seq !== undefined) {
+    takenOut.push(seq);
     const i = seq - p.base;
     p.seqById.delete(subject.subjectId);
     addCandidate(state, {
@@ -212,7 +215,10 @@ export function onResolution(state: AnalogsState, resolution: OutcomeResolution)
     const id = p.snapshotId[p.head];
     const live = p.seqById.get(id) === p.base + p.head;
     if (live && p.ts[p.head] >= subject.ts) break;
-    if (live) p.seqById.delete(id);
+    if (live) {
+      p.seqById.delete(id);
+      takenOut.push(p.base + p.head);
+    }
     p.head++;
   }
   // Splice once the passed prefix is most of the arrays: O(1) amortised per snapshot.
@@ -224,6 +230,7 @@ export function onResolution(state: AnalogsState, resolution: OutcomeResolution)
     p.base += p.head;
     p.head = 0;
   }
+  return takenOut;
 }
 
 interface NewCandidate {

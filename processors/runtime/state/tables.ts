@@ -12,7 +12,7 @@ export interface KeyedTable<V> {
   get(key: string): V | undefined;
   has(key: string): boolean;
   set(key: string, value: V): unknown;
-  delete(key: string): boolean;
+  delete(key: string): unknown;
   /** Every entry; a store on disk reads them all, so call it once at start, not per record. */
   entries(): Iterable<[string, V]>;
 }

@@ -95,18 +95,63 @@ function readValue<T>(db: RootDatabase, key: string): T | undefined {
   return bytes === undefined ? undefined : (decodeStateValue(bytes) as T);
 }
 
+/**
+ * A bounded cache of recently used values in two generations: a value put or found goes into
+ * the young one; when that holds half the bound it becomes the old one, and the old one before
+ * it is dropped whole. Every operation costs O(1): an LRU kept in one Map pays, at each
+ * eviction from its front, for the holes its deletions leave there.
+ */
+class RecentValues<V> {
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
+
+  constructor(private readonly bound: number) {}
+
+  get(key: string): V | undefined {
+    const young = this.young.get(key);
+    if (young !== undefined) return young;
+    const old = this.old.get(key);
+    if (old !== undefined) {
+      this.old.delete(key);
+      this.put(key, old);
+    }
+    return old;
+  }
+
+  put(key: string, value: V): void {
+    if (this.bound === 0) return;
+    this.young.set(key, value);
+    if (this.young.size >= Math.max(1, this.bound >> 1)) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+  }
+
+  delete(key: string): void {
+    this.young.delete(key);
+    this.old.delete(key);
+  }
+
+  clear(): void {
+    this.young.clear();
+    this.old.clear();
+  }
+}
+
 class StoredTable<V> implements KeyedTable<V> {
   /** Changes since the last commit, in the order made. */
   private readonly changed = new Map<string, V | typeof DELETED>();
-  /** Clean values read from the file, least recently used first. */
-  private readonly cache = new Map<string, V | typeof DELETED>();
+  /** Clean values read from the file or committed (DELETED: known to be absent). */
+  private readonly cache: RecentValues<V | typeof DELETED>;
 
   constructor(
     private readonly db: RootDatabase,
     private readonly prefix: string,
-    private readonly cacheEntries: number,
+    cacheEntries: number,
     private readonly assertHeld: () => void,
-  ) {}
+  ) {
+    this.cache = new RecentValues(cacheEntries);
+  }
 
   get(key: string): V | undefined {
     const changed = this.changed.get(key);
@@ -117,8 +162,8 @@ class StoredTable<V> implements KeyedTable<V> {
       // between event-loop turns): a value read here was written by this holder or before it.
       this.assertHeld();
       value = readValue<V>(this.db, this.prefix + key) ?? DELETED;
-    } else this.cache.delete(key); // re-inserted below: the most recently used
-    this.remember(key, value);
+      this.cache.put(key, value);
+    }
     return value === DELETED ? undefined : value;
   }
 
@@ -132,11 +177,10 @@ class StoredTable<V> implements KeyedTable<V> {
     return this;
   }
 
-  delete(key: string): boolean {
-    const had = this.has(key);
+  /** Deletes without reading: whether the key was there is not told (no caller needs it). */
+  delete(key: string): void {
     this.cache.delete(key);
     this.changed.set(key, DELETED);
-    return had;
   }
 
   *entries(): Iterable<[string, V]> {
@@ -155,15 +199,8 @@ class StoredTable<V> implements KeyedTable<V> {
 
   /** After a commit, the changes are what the file holds. */
   settle(): void {
-    for (const [key, value] of this.changed) this.remember(key, value);
+    for (const [key, value] of this.changed) this.cache.put(key, value);
     this.changed.clear();
-  }
-
-  /** Caches a clean value as the most recently used, dropping the least recently used beyond the bound. */
-  private remember(key: string, value: V | typeof DELETED): void {
-    if (this.cacheEntries === 0) return;
-    if (this.cache.size >= this.cacheEntries) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, value);
   }
 
   /** Drops what was changed or read since the last commit: the task resumes from the file. */
