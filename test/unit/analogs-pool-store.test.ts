@@ -7,6 +7,7 @@ import { createStoredPool, poolOf, takeResolution, takeSnapshot, type StoredPool
 import { candidateColumns, poolPosition, queryAnalogs, type AnalogQuery, type AnalogsState } from '../../processors/quant-engine/analogs/analogs.ts';
 import type { AnalogInputs } from '../../processors/quant-engine/analogs/vector.ts';
 import type { OutcomeResolution } from '../../processors/quant-engine/contracts.ts';
+import { randomInputs } from '../../processors/quant-engine/analogs/test-support.ts';
 import { IN_MEMORY_TABLES } from '../../processors/runtime/state/tables.ts';
 import { TaskStateStore } from '../../processors/runtime/state/task-store.ts';
 
@@ -50,17 +51,8 @@ function events(steps: number): Event[] {
     }
     for (let tk = 0; tk < TOKENS; tk++) {
       if (random() < 0.5) continue;
-      const inputs: AnalogInputs = {
-        momentum: maybe(level(3) * 50),
-        crowding: maybe(level(3) * 50),
-        earlyQuality: maybe(level(4) * 25),
-        narrativeVelocity: maybe(level(3) * 50),
-        priceChange1h: maybe(level(3) / 10 - 0.1),
-        volumeAcceleration: maybe(level(3)),
-        liquidityUsd: maybe(10 ** (3 + level(3))),
-      };
       const snapshot = { snapshotId: `snap_${step}_${tk}`, tokenId: `tk_${tk}`, ts: t };
-      out.push({ kind: 'snapshot', ...snapshot, inputs });
+      out.push({ kind: 'snapshot', ...snapshot, inputs: randomInputs(random) });
       if (random() < 0.9) waiting.push(snapshot);
     }
   }

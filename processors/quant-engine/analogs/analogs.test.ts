@@ -17,6 +17,7 @@ import {
 } from './analogs.ts';
 import { ANALOG_DIMS as D, analogInputs, fitStandardisation, writeRawVector, type AnalogInputs } from './vector.ts';
 import { seededRandom } from '../../../infra/feeds/sim/prng.ts';
+import { randomInputs } from './test-support.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -63,21 +64,6 @@ function resolution(s: ScoredSnapshot, forwardReturn: number | null, maxDrawdown
     timeToPeakMs: null,
     died: false,
     lastPrice: null,
-  };
-}
-
-/** Three or four levels per component, so equal vectors (ties at every distance) and nulls both occur often. */
-function randomInputs(random: () => number): AnalogInputs {
-  const pick = <T,>(x: T): T | null => (random() < 0.1 ? null : x);
-  const level = (n: number): number => Math.floor(random() * n);
-  return {
-    momentum: pick(level(3) * 50),
-    crowding: pick(level(3) * 50),
-    earlyQuality: pick(level(4) * 25),
-    narrativeVelocity: pick(level(3) * 50),
-    priceChange1h: pick(level(3) / 10 - 0.1),
-    volumeAcceleration: pick(level(3)),
-    liquidityUsd: pick(10 ** (3 + level(3))),
   };
 }
 
