@@ -54,6 +54,8 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   private readonly waiting: ((conn: DuckDBConnection) => void)[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
   private readConnectionCount = 0;
+  /** The health probe's own connection: a probe queued behind the reads would call a busy store down. */
+  private probe: Promise<DuckDBConnection> | null = null;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -165,7 +167,10 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   async ping(): Promise<boolean> {
     if (this.closed) return false;
     try {
-      await this.withReader((conn) => readRows(conn, 'SELECT 1'));
+      await this.tracked((async () => {
+        this.probe ??= this.instance.connect();
+        await readRows(await this.probe, 'SELECT 1');
+      })());
       return true;
     } catch {
       return false;
@@ -178,6 +183,7 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
     await this.writeChain.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
     for (const conn of this.idle) conn.closeSync();
+    if (this.probe) (await this.probe.catch(() => null))?.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
   }
@@ -195,13 +201,20 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
 
   private async withReader<R>(task: (conn: DuckDBConnection) => Promise<R>): Promise<R> {
     const conn = await this.acquireReader();
-    const work = task(conn);
+    try {
+      return await this.tracked(task(conn));
+    } finally {
+      this.releaseReader(conn);
+    }
+  }
+
+  /** Work that close() waits for before it closes the connections. */
+  private async tracked<R>(work: Promise<R>): Promise<R> {
     this.inFlight.add(work);
     try {
       return await work;
     } finally {
       this.inFlight.delete(work);
-      this.releaseReader(conn);
     }
   }
 

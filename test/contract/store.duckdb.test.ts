@@ -27,6 +27,22 @@ const inMemoryStore: StoreFactory = async (tables, dir) => {
 describeStoreContract('duckdb', inMemoryStore);
 describeCheckpointContract('duckdb', inMemoryStore);
 
+describe('DuckDbStore under load', () => {
+  it('answers the health probe at once while every read connection is busy and more reads wait', async () => {
+    const store = await DuckDbStore.open({ path: ':memory:', tables: PROJECTION_TABLES, migrationsDir: migrationsDir('duckdb'), logger, readConnections: 2 });
+    try {
+      const done: string[] = [];
+      // Each read takes hundreds of milliseconds; two run, two wait for a connection.
+      const reads = [0, 1, 2, 3].map((i) => store.queryText('SELECT count(*) AS n FROM range(50000000) WHERE hash(range) % 7 = 0', {}).then(() => done.push(`read ${i}`)));
+      const probe = store.ping().then((up) => done.push(`probe ${up}`));
+      await Promise.all([...reads, probe]);
+      expect(done[0]).toBe('probe true');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('DuckDbStore on a file', () => {
   const dirs: string[] = [];
   afterEach(async () => {

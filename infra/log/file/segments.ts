@@ -97,11 +97,31 @@ export class PartitionWriter {
     }
     const offsets = records.map((_, i) => this.nextOffset + i);
     const frames = encodeRecords(records, offsets);
-    await this.file!.write(frames, 0, frames.length, this.size);
+    try {
+      // A write may take only part of the bytes (a disk that fills does that before it fails).
+      for (let written = 0; written < frames.length; ) {
+        const { bytesWritten } = await this.file!.write(frames, written, frames.length - written, this.size + written);
+        if (bytesWritten === 0) throw Object.assign(new Error('the file system took no more bytes'), { code: 'EIO' });
+        written += bytesWritten;
+      }
+    } catch (err) {
+      throw await this.abandonAppend(records.length, err as NodeJS.ErrnoException);
+    }
     this.size += frames.length;
     this.nextOffset += records.length;
     this.unsynced = true;
     return offsets;
+  }
+
+  /**
+   * Cuts what a failed append wrote, so the segment ends at its last whole record (and a full
+   * disk gets that space back); what cannot be cut yet, the next refresh cuts as a torn tail.
+   * Returns the error to throw, naming the partition and keeping the cause's code (ENOSPC).
+   */
+  private async abandonAppend(count: number, cause: NodeJS.ErrnoException): Promise<Error> {
+    await this.file!.truncate(this.size).catch((err: unknown) => this.logger.warn({ dir: this.dir, err }, 'could not cut a failed append yet'));
+    const reason = cause.code === 'ENOSPC' ? 'no space left on the device' : cause.message;
+    return Object.assign(new Error(`could not append ${count} record(s) to ${this.dir}: ${reason}; none of them was written`, { cause }), { code: cause.code });
   }
 
   async sync(): Promise<void> {
