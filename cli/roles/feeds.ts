@@ -1,6 +1,10 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { loadSimState } from '../../infra/feeds/sim/state-store.ts';
 import { runLive, seedHistory } from '../../infra/feeds/sim/runner.ts';
 import type { Role } from './role.ts';
+
+/** How long a live feed that failed waits before it starts again. */
+const LIVE_RETRY_MS = 5_000;
 
 /** The simulated feed (TQA_SIM=auto): seeds a history on a data dir without one, then runs it live. */
 export const feedsRole: Role = {
@@ -24,7 +28,17 @@ export const feedsRole: Role = {
         });
         logger.info({ records: seeded.records, byTopic: seeded.byTopic }, 'simulated history seeded');
       }
-      if (!abort.signal.aborted) await runLive({ log, codec, dataDir, speed: config.TQA_SIM_SPEED, signal: abort.signal });
+      while (!abort.signal.aborted) {
+        try {
+          await runLive({ log, codec, dataDir, speed: config.TQA_SIM_SPEED, signal: abort.signal });
+        } catch (err) {
+          if (abort.signal.aborted) break;
+          // A log that refused an append (a full disk) may take it later: the records since
+          // the last saved state come again, with the same ids, which every consumer absorbs.
+          logger.error({ err, retryInMs: LIVE_RETRY_MS }, 'simulated live feed failed; it starts again from its last saved state');
+          await delay(LIVE_RETRY_MS, undefined, { signal: abort.signal }).catch(() => undefined);
+        }
+      }
     })().catch((err: unknown) => logger.error({ err }, 'simulated feed stopped'));
     return {
       stop: async () => {

@@ -128,7 +128,11 @@ export class FileLogConsumer implements LogConsumer {
           }
           delivered += records.length;
           if (this.options.autoCommit !== false) {
-            await this.commit([{ topic: entry.topic, partition: entry.partition, offset: entry.reader.position }]);
+            // A commit that fails (a full disk) is made with the partition's next batch; until then
+            // a restart delivers this batch again, as at-least-once delivery allows.
+            await this.commit([{ topic: entry.topic, partition: entry.partition, offset: entry.reader.position }]).catch((err: unknown) =>
+              this.logger.warn({ err, topic: entry.topic, partition: entry.partition }, 'offset commit failed; made again with the next batch'),
+            );
           }
         }
         if (delivered === 0) await this.waitForRecords();
