@@ -26,6 +26,8 @@ export interface ApiDeps {
   store: AnalyticalStore<ProjectionTables>;
   logger: Logger;
   startedAt: number;
+  /** The keys, when the process holds them for a stream server beside the API too; made from the log when absent. */
+  keys?: KeyService;
   /** The clock of the key cache, the rate limiter and the routes; injected by tests to move time. */
   now?: () => number;
   /** What the webhook endpoints write with; without it they answer 503. */
@@ -60,7 +62,7 @@ export interface Api {
 export function createApi(deps: ApiDeps): Api {
   const now = deps.now ?? Date.now;
   const app = new Koa();
-  const keys = new KeyService({ log: deps.log, codec: deps.codec, now });
+  const keys = deps.keys ?? new KeyService({ log: deps.log, codec: deps.codec, now });
   const tokens = new TokenDirectory({ store: deps.store, now });
   const { routes, close } = apiRoutes({ store: deps.store, log: deps.log, logger: deps.logger, now, startedAt: deps.startedAt, tokens, webhooks: deps.webhooks, streams: deps.streams, processing: deps.processing, codec: deps.codec });
   const all = [...routes, ...(deps.extraRoutes ?? [])];

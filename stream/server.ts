@@ -33,6 +33,8 @@ export interface StreamServerOptions {
   port: number;
   host?: string;
   now?: () => number;
+  /** The keys, when the process holds them for an API beside the stream too; made from the log when absent. */
+  keys?: KeyService;
   /** Ping round period (spec: 25 s); a client silent for a whole round is closed. */
   pingIntervalMs?: number;
   /** How often connected keys are looked up again, so a revoke or a plan change closes their sockets. */
@@ -59,7 +61,7 @@ const SHUTDOWN_GRACE_MS = 2_000;
 export async function startStreamServer(options: StreamServerOptions): Promise<StreamServer> {
   const { logger } = options;
   const now = options.now ?? Date.now;
-  const keys = new KeyService({ log: options.log, codec: options.codec, now });
+  const keys = options.keys ?? new KeyService({ log: options.log, codec: options.codec, now });
   const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
   const index = new SubscriptionIndex<Connection>();
   const connections = new Set<Connection>();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { MessagePort } from 'node:worker_threads';
+import { KeyService } from '../../api/keys.ts';
 import { openLogServices } from '../../infra/bootstrap.ts';
 import { stateFile } from '../../infra/feeds/sim/state-store.ts';
 import { Reopenable } from '../../infra/reopenable.ts';
@@ -48,6 +49,7 @@ export const startCommand: CliCommand = {
     if (works || names.includes('api')) catchUp.start(works ? catchUpProgress(stderr) : undefined);
     const store = new Reopenable(() => openStore(config, logger));
     let connectStore: (() => MessagePort) | undefined;
+    let keys: KeyService | undefined;
     const running: { name: string; role: RunningRole }[] = [];
     let healthPort: Server | undefined;
     // Graceful shutdown: stop taking input, let each role finish what it has in hand, in ROLES
@@ -83,6 +85,7 @@ export const startCommand: CliCommand = {
             connectStore = connect;
           },
           storeConnection: () => connectStore?.(),
+          keys: () => (keys ??= new KeyService({ log: services.log, codec: services.codec })),
           stdout,
           catchUp,
           failed,

@@ -10,7 +10,7 @@ import type { Role } from './role.ts';
 /** The HTTP API on PORT; on a data dir without one, also the demo key. */
 export const apiRole: Role = {
   name: 'api',
-  async start({ config, logger, services, store, stdout, catchUp }) {
+  async start({ config, logger, services, store, stdout, catchUp, keys }) {
     const webhooks = { codec: services.codec, secrets: await loadSecretBox(config), policy: { allowPrivate: config.TQA_WEBHOOKS_ALLOW_PRIVATE } };
     const streams = new StreamDirectory({ log: services.log, codec: services.codec });
     const processing = () => {
@@ -20,7 +20,7 @@ export const apiRole: Role = {
       return { caughtUp, caughtUpLagRecords: CAUGHT_UP_LAG, lagRecords, timeLeftSeconds, mostBehind, stages, measuredAt: new Date(measuredAt).toISOString() };
     };
     const consoleDir = fileURLToPath(new URL('../../dist/console', import.meta.url));
-    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec, consoleDir });
+    const api = createApi({ log: services.log, store: await store(), startedAt: Date.now(), logger, webhooks, streams, processing, codec: services.codec, consoleDir, keys: keys?.() });
     const server = api.listen(config.PORT);
     try {
       await once(server, 'listening'); // rejects on the server's 'error'

@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { KeyService } from '../../api/keys.ts';
 import type { Config } from '../../infra/config.ts';
 import type { LogServices } from '../../infra/bootstrap.ts';
 import type { Logger } from '../../infra/logging.ts';
@@ -22,6 +23,8 @@ export interface RoleContext {
   shareStore?(store: AnalyticalStore<ProjectionTables>, connect?: () => MessagePort): void;
   /** A new connection to the store a thread of this process holds (see shareStore); absent when none does. */
   storeConnection?(): MessagePort | undefined;
+  /** The process's API keys, read from the log, made on first use: one for the API and the stream of a process. */
+  keys?(): KeyService;
   stdout: NodeJS.WritableStream;
   /** The process's measurement of how far every stage is behind the log (absent on a worker thread). */
   catchUp?: CatchUpMonitor;

@@ -8,9 +8,9 @@ import type { Role } from './role.ts';
  */
 export const streamRole: Role = {
   name: 'stream',
-  async start({ config, logger, services, store }) {
+  async start({ config, logger, services, store, keys }) {
     const { log, codec } = services;
-    const server = await startStreamServer({ log, codec, store: await store(), logger, port: config.STREAM_PORT });
+    const server = await startStreamServer({ log, codec, store: await store(), logger, port: config.STREAM_PORT, keys: keys?.() });
     const base = (config.TQA_STREAM_PUBLIC_URL ?? `ws://localhost:${server.port}`).replace(/\/+$/, '');
     const presence = await announcePresence({ log, codec, logger, url: base + STREAM_PATH });
     logger.info({ port: server.port, url: base + STREAM_PATH }, 'WebSocket stream listening');
