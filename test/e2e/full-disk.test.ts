@@ -120,5 +120,5 @@ describe('tqa start on a disk that fills', () => {
     } finally {
       await log.close();
     }
-  });
+  }, 480_000);
 });
