@@ -59,7 +59,12 @@ function restore(stored: StoredPool): AnalogsState {
   if (!position) return createAnalogsState();
   const blocks = [...stored.blocks.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, block]) => block);
   const columns = concat(blocks);
-  if (columns.count !== position.candidates) throw new Error(`the analog pool's tables hold ${columns.count} candidates where its position says ${position.candidates}`);
+  if (columns.count !== position.candidates) {
+    throw new Error(
+      `the analog pool's tables hold ${columns.count} candidates where its position says ${position.candidates}: ` +
+        'its state store is inconsistent; delete <TQA_DATA_DIR>/state/analogs/ (on Kafka, its changelog topic too) and the stage rebuilds its state from offset 0',
+    );
+  }
   const pending = [...stored.pending.entries()].map(([seq, snapshot]) => ({ seq: Number(seq), ...snapshot }));
   return restoreAnalogsState(columns, position, pending);
 }

@@ -123,4 +123,15 @@ describe("the analogs stage's pool in a task store", () => {
     expect(first).toBeGreaterThan(poolPosition(poolOf(pool)).candidates / 64);
     await store.close();
   });
+
+  it('refuses a store whose blocks and position disagree, saying how to rebuild the state', async () => {
+    const file = join(dir, 'analogs.lmdb');
+    const { store } = await TaskStateStore.open(file, 1);
+    apply(createStoredPool(store), events(2 * 288));
+    store.commit({ positions: {}, maxEventTime: 0 });
+    const damaged = createStoredPool(store);
+    damaged.blocks.delete('0');
+    expect(() => poolOf(damaged)).toThrow(/holds? \d+ candidates where its position says \d+: .*delete <TQA_DATA_DIR>\/state\/analogs\//);
+    await store.close();
+  });
 });
