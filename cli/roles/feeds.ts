@@ -28,16 +28,14 @@ export const feedsRole: Role = {
         });
         logger.info({ records: seeded.records, byTopic: seeded.byTopic }, 'simulated history seeded');
       }
-      while (!abort.signal.aborted) {
-        try {
-          await runLive({ log, codec, dataDir, speed: config.TQA_SIM_SPEED, signal: abort.signal });
-        } catch (err) {
-          if (abort.signal.aborted) break;
-          // A log that refused an append (a full disk) may take it later: the records since
-          // the last saved state come again, with the same ids, which every consumer absorbs.
-          logger.error({ err, retryInMs: LIVE_RETRY_MS }, 'simulated live feed failed; it starts again from its last saved state');
-          await delay(LIVE_RETRY_MS, undefined, { signal: abort.signal }).catch(() => undefined);
-        }
+      // runLive returns once aborted; a write it failed (a full disk) may succeed later: it starts
+      // again from its last saved state, and the records since come again with the same ids,
+      // which every consumer absorbs.
+      for (;;) {
+        const failure = await runLive({ log, codec, dataDir, speed: config.TQA_SIM_SPEED, signal: abort.signal }).then(() => null, (err: unknown) => err);
+        if (failure === null || abort.signal.aborted) return;
+        logger.error({ err: failure, retryInMs: LIVE_RETRY_MS }, 'simulated live feed failed; it starts again from its last saved state');
+        await delay(LIVE_RETRY_MS, undefined, { signal: abort.signal }).catch(() => undefined);
       }
     })().catch((err: unknown) => logger.error({ err }, 'simulated feed stopped'));
     return {

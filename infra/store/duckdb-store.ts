@@ -167,10 +167,8 @@ export class DuckDbStore<T extends TableRegistry> implements AnalyticalStore<T> 
   async ping(): Promise<boolean> {
     if (this.closed) return false;
     try {
-      await this.tracked((async () => {
-        this.probe ??= this.instance.connect();
-        await readRows(await this.probe, 'SELECT 1');
-      })());
+      this.probe ??= this.instance.connect();
+      await this.tracked(this.probe.then((conn) => readRows(conn, 'SELECT 1')));
       return true;
     } catch {
       return false;

@@ -1,12 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
-import type { LogRecord } from '../../infra/log/port.ts';
+import { readTopic } from '../helpers/read-topic.ts';
+import { mountTmpfs, type TestDisk } from '../helpers/tmpfs.ts';
 
 /**
  * The file log on a disk that fills: an append that does not fit fails with an error that
@@ -15,21 +11,11 @@ import type { LogRecord } from '../../infra/log/port.ts';
  * test (the suite runs as root, as CI does), grown by a remount.
  */
 
-const run = promisify(execFile);
 const TOPIC = 'filling';
 const logger = pino({ level: 'silent' });
-let dir: string;
+let disk: TestDisk;
 
-const open = () => FileEventLog.open({ dir, fsync: 'always', segmentBytes: 256 * 1024, logger, pollIntervalMs: 20 });
-
-async function readAll(log: FileEventLog): Promise<LogRecord[]> {
-  const records: LogRecord[] = [];
-  for (;;) {
-    const page = await log.read(TOPIC, 0, records.length, 500);
-    if (page.length === 0) return records;
-    records.push(...page);
-  }
-}
+const open = () => FileEventLog.open({ dir: disk.dir, fsync: 'always', segmentBytes: 256 * 1024, logger, pollIntervalMs: 20 });
 
 /** 16 records of 3 KiB, numbered from `first`: a batch the disk may have room for only in part. */
 function batch(first: number) {
@@ -37,13 +23,11 @@ function batch(first: number) {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tqa-log-full-'));
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
+  disk = await mountTmpfs('1m');
 });
 
 afterAll(async () => {
-  await run('umount', ['--lazy', dir]).catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
+  await disk?.remove();
 });
 
 describe('file log on a disk that fills', () => {
@@ -69,9 +53,9 @@ describe('file log on a disk that fills', () => {
       expect(refusal.message).toMatch(/no space left/i);
       // Full still: the next append is refused too, and neither leaves a part of itself behind.
       await expect(log.append(TOPIC, batch(acknowledged.length))).rejects.toMatchObject({ code: 'ENOSPC' });
-      expect((await readAll(log)).map((r) => r.key)).toEqual(acknowledged);
+      expect((await readTopic(log, TOPIC)).map((r) => r.key)).toEqual(acknowledged);
 
-      await run('mount', ['-o', 'remount,size=4m', dir]);
+      await disk.resize('4m');
       const after = batch(acknowledged.length);
       const offsets = (await log.append(TOPIC, after)).map((r) => r.offset);
       expect(offsets).toEqual(after.map((_, i) => acknowledged.length + i));
@@ -82,7 +66,7 @@ describe('file log on a disk that fills', () => {
 
     const reopened = await open();
     try {
-      const records = await readAll(reopened);
+      const records = await readTopic(reopened, TOPIC);
       expect(records.map((r) => r.key)).toEqual(acknowledged);
       expect(records.map((r) => r.offset)).toEqual(acknowledged.map((_, i) => i));
       expect(records.every((r) => r.value?.equals(Buffer.alloc(3 * 1024, r.offset % 251)))).toBe(true);

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileEventLog } from '../../infra/log/file/file-log.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
@@ -11,6 +8,7 @@ import { TOPICS } from '../../schemas/catalogue.ts';
 import { readTopic } from '../helpers/read-topic.ts';
 import { RoleProcesses } from '../helpers/role-processes.ts';
 import { silentLogger } from '../helpers/runtime-fixture.ts';
+import { mountTmpfs, type TestDisk } from '../helpers/tmpfs.ts';
 
 /**
  * `tqa start` (every role, as `npm start` runs it) on a disk that fills while its world runs
@@ -20,12 +18,13 @@ import { silentLogger } from '../helpers/runtime-fixture.ts';
  * CI does), filled by a file written until the disk refuses more.
  */
 
-const run = promisify(execFile);
 const processes = new RoleProcesses();
-let disk: string;
+let disk: TestDisk;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 let base: string;
+/** The service's log opened from here, closed after the test. */
+let reader: FileEventLog | undefined;
 
 async function health(): Promise<{ status: string } | undefined> {
   try {
@@ -60,19 +59,13 @@ function logLines(stderr: string): { msg: string; err?: { code?: string } }[] {
 }
 
 /** Records appended to the feed's market topic so far, over its partitions. */
-async function marketEnd(): Promise<number> {
-  const log = await FileEventLog.open({ dir: dataDir, fsync: 'never', segmentBytes: 256 * 1024, logger: silentLogger });
-  try {
-    return (await log.endOffsets(TOPICS.market.name)).reduce((sum, p) => sum + p.offset, 0);
-  } finally {
-    await log.close();
-  }
+async function marketEnd(log: FileEventLog): Promise<number> {
+  return (await log.endOffsets(TOPICS.market.name)).reduce((sum, p) => sum + p.offset, 0);
 }
 
 beforeAll(async () => {
-  disk = await mkdtemp(join(tmpdir(), 'tqa-full-disk-'));
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=1g', 'tmpfs', disk]);
-  dataDir = join(disk, 'data');
+  disk = await mountTmpfs('1g');
+  dataDir = join(disk.dir, 'data');
   const [port, streamPort] = await freePorts(2);
   base = `http://127.0.0.1:${port}`;
   env = {
@@ -91,16 +84,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await processes.stopAll();
-  await run('umount', ['--lazy', disk]).catch(() => undefined);
-  await rm(disk, { recursive: true, force: true });
+  await reader?.close();
+  await disk?.remove();
 });
 
 describe('tqa start on a disk that fills', () => {
   it('stays up while the disk is full, and goes on and catches up once space returns, its log whole', async () => {
     const service = processes.start(['start'], env);
     await waitFor(async () => (await health())?.status === 'ok', 'the first start to catch up', 180_000);
+    // The service's log, read from here as another process of the data dir would.
+    const log = (reader = await FileEventLog.open({ dir: dataDir, fsync: 'never', segmentBytes: 256 * 1024, logger: silentLogger }));
 
-    const filler = join(disk, 'filler');
+    const filler = join(disk.dir, 'filler');
     expect(await fillDisk(filler)).toBeGreaterThan(0);
     // The feed meets it in an append or in saving its state, whichever comes first.
     const feedFailure = await waitFor(() => logLines(service.stderr()).find((line) => line.msg.startsWith('simulated live feed failed')), 'the feed to meet the full disk', 60_000);
@@ -111,24 +106,19 @@ describe('tqa start on a disk that fills', () => {
     const tokens = await fetch(`${base}/v1/quant/tokens?limit=5`, { headers: { Authorization: `Bearer ${key}` } });
     expect(tokens.status).toBe(200);
     expect(((await tokens.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
-    const endWhileFull = await marketEnd();
+    const endWhileFull = await marketEnd(log);
 
     await rm(filler);
-    await waitFor(async () => (await marketEnd()) > endWhileFull && (await health())?.status === 'ok', 'the feed to go on and every stage to catch up', 180_000);
+    await waitFor(async () => (await marketEnd(log)) > endWhileFull && (await health())?.status === 'ok', 'the feed to go on and every stage to catch up', 180_000);
     expect(await processes.stop(service, 'SIGTERM')).toBe(0);
 
     // Every partition of every topic reads whole to its end: no torn or missing record.
-    const log = await FileEventLog.open({ dir: dataDir, fsync: 'never', segmentBytes: 256 * 1024, logger: silentLogger });
-    try {
-      for (const topic of await log.listTopics()) {
-        const ends = await log.endOffsets(topic);
-        const starts = await log.startOffsets(topic);
-        const records = await readTopic(log, topic);
-        const expected = ends.reduce((sum, e, i) => sum + e.offset - starts[i].offset, 0);
-        expect({ topic, records: records.length }).toEqual({ topic, records: expected });
-      }
-    } finally {
-      await log.close();
+    for (const topic of await log.listTopics()) {
+      const ends = await log.endOffsets(topic);
+      const starts = await log.startOffsets(topic);
+      const records = await readTopic(log, topic);
+      const expected = ends.reduce((sum, e, i) => sum + e.offset - starts[i].offset, 0);
+      expect({ topic, records: records.length }).toEqual({ topic, records: expected });
     }
   }, 480_000);
 });
