@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ProcessLock } from '../../fs/process-lock.ts';
@@ -28,6 +27,15 @@ interface Assigned {
  */
 export class FileLogConsumer implements LogConsumer {
   private assigned: Assigned[] = [];
+  /**
+   * The assigned partitions to read next: those appended to in this process since they were
+   * last read to their end, all of them at each poll interval (appends by other processes),
+   * and any that was sought. Reading only these keeps an idle consumer from reading every
+   * partition it holds at each append anywhere in the process.
+   */
+  private readonly due = new Set<Assigned>();
+  /** Ends the wait for records, set while the loop waits. */
+  private wake: (() => void) | undefined;
   private stopping = false;
   private readonly stopController = new AbortController();
   private running: Promise<void> | undefined;
@@ -48,6 +56,7 @@ export class FileLogConsumer implements LogConsumer {
     const entry = this.assigned.find((a) => a.topic === topic && a.partition === partition);
     if (!entry) throw new Error(`${topic}/${partition} is not assigned to this consumer`);
     entry.reader.seek(offset);
+    this.markDue([entry]);
   }
 
   assignment(): TopicPartition[] {
@@ -97,20 +106,34 @@ export class FileLogConsumer implements LogConsumer {
       throw err;
     }
     const memberLock = locks[0];
+    let onAppend: ((touched: TopicPartition[]) => void) | undefined;
     try {
       this.offsets = await readGroupOffsets(groupFile);
       await this.assign(partitions);
+      const byPartition = new Map(this.assigned.map((entry) => [partitionKey(entry), entry]));
+      onAppend = (touched: TopicPartition[]) => this.markDue(touched.flatMap((tp) => byPartition.get(partitionKey(tp)) ?? []));
+      this.log.appended.on('append', onAppend);
       if (memberLock !== undefined) await recordMember(memberLock, this.assignment());
       const ctx: BatchContext = { isStopping: () => this.stopping };
       const maxRecords = this.options.maxBatchRecords ?? DEFAULT_MAX_BATCH;
       let failures = 0;
+      let polledAt = -Infinity;
       while (!this.stopping) {
-        let delivered = 0;
-        for (const entry of this.assigned) {
+        const polling = performance.now() - polledAt >= this.log.pollIntervalMs;
+        if (polling) {
+          polledAt = performance.now();
+          for (const entry of this.assigned) this.due.add(entry);
+        }
+        // In assignment order, as a poll of every partition reads them.
+        const reading = this.assigned.filter((entry) => this.due.has(entry));
+        this.due.clear();
+        for (const entry of reading) {
           if (this.stopping) break;
           const from = entry.reader.position;
-          const records = await entry.reader.read(maxRecords);
+          const records = await entry.reader.read(maxRecords, polling);
           if (records.length === 0) continue;
+          // A full batch may not be the partition's end.
+          if (records.length === maxRecords) this.due.add(entry);
           const batch: Batch = {
             topic: entry.topic,
             partition: entry.partition,
@@ -123,10 +146,10 @@ export class FileLogConsumer implements LogConsumer {
             failures++;
             this.logger.error({ err, topic: entry.topic, partition: entry.partition, from }, 'batch handler failed; redelivering');
             entry.reader.seek(from);
+            this.due.add(entry);
             await this.pause(Math.min(50 * 2 ** failures, MAX_RETRY_DELAY_MS));
             continue;
           }
-          delivered += records.length;
           if (this.options.autoCommit !== false) {
             // A commit that fails (a full disk) is made with the partition's next batch; until then
             // a restart delivers this batch again, as at-least-once delivery allows.
@@ -135,9 +158,11 @@ export class FileLogConsumer implements LogConsumer {
             );
           }
         }
-        if (delivered === 0) await this.waitForRecords();
+        if (this.due.size === 0) await this.waitForRecords(polledAt + this.log.pollIntervalMs - performance.now());
       }
     } finally {
+      if (onAppend !== undefined) this.log.appended.off('append', onAppend);
+      this.due.clear();
       const readers = this.assigned;
       this.assigned = [];
       await Promise.all(readers.map((a) => a.reader.close()));
@@ -165,17 +190,26 @@ export class FileLogConsumer implements LogConsumer {
     }
   }
 
-  /** Waits for an append in this process, the poll interval (appends by other processes) or stop. */
-  private async waitForRecords(): Promise<void> {
-    const wake = new AbortController();
-    const timer = setTimeout(() => wake.abort(), this.log.pollIntervalMs);
-    try {
-      await once(this.log.appended, 'append', { signal: AbortSignal.any([wake.signal, this.stopController.signal]) });
-    } catch {
-      // woken by the timer or by stop
-    } finally {
-      clearTimeout(timer);
-    }
+  private markDue(entries: Assigned[]): void {
+    if (entries.length === 0) return;
+    for (const entry of entries) this.due.add(entry);
+    this.wake?.();
+  }
+
+  /** Waits until a held partition is appended to in this process, `ms` pass (the next poll) or stop. */
+  private waitForRecords(ms: number): Promise<void> {
+    const signal = this.stopController.signal;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(ms, 0));
+      signal.addEventListener('abort', done);
+      this.wake = done;
+    });
   }
 
   private async pause(ms: number): Promise<void> {
@@ -188,6 +222,8 @@ export class FileLogConsumer implements LogConsumer {
     });
   }
 }
+
+const partitionKey = ({ topic, partition }: TopicPartition) => `${topic}\u0000${partition}`;
 
 function setOffsets(file: GroupOffsets, commits: CommitOffset[]): void {
   for (const { topic, partition, offset, metadata } of commits) {

@@ -16,6 +16,7 @@ import type {
   LogRecord,
   OutgoingRecord,
   PartitionOffset,
+  TopicPartition,
 } from '../port.ts';
 import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { cleanPartition } from './cleaner.ts';
@@ -33,7 +34,10 @@ export interface FileLogOptions {
   fsync: 'always' | 'never';
   segmentBytes: number;
   logger: Logger;
-  /** How often an idle consumer looks for records appended by other processes. */
+  /**
+   * How often a consumer looks at every partition it holds, for records appended by other
+   * processes (appends in this process wake the consumers of their partitions at once).
+   */
   pollIntervalMs?: number;
 }
 
@@ -61,7 +65,10 @@ export class FileEventLog implements EventLog {
   private readonly roundRobin = new Map<string, number>();
   private pending: PendingAppend[] = [];
   private flushing: Promise<void> | undefined;
-  /** Emits 'append' after each commit, here or in another thread of this process, so consumers wake at once. */
+  /**
+   * Emits 'append' with the partitions (TopicPartition[]) of each commit, here or in another
+   * thread of this process, so the consumers holding them wake at once and no other does.
+   */
   readonly appended = new EventEmitter();
   /** Tells the logs of the same directory in other threads (a role on a worker thread) of each commit. */
   private readonly commits: BroadcastChannel;
@@ -71,7 +78,7 @@ export class FileEventLog implements EventLog {
     this.lock = new ProcessLock(this.root);
     this.appended.setMaxListeners(0);
     this.commits = new BroadcastChannel(`tqa-file-log:${this.root}`);
-    this.commits.onmessage = () => this.appended.emit('append');
+    this.commits.onmessage = (message) => this.appended.emit('append', (message as { data: TopicPartition[] }).data);
     // Listening must not keep a process alive that is otherwise done.
     this.commits.unref();
   }
@@ -90,7 +97,7 @@ export class FileEventLog implements EventLog {
   }
 
   get pollIntervalMs(): number {
-    return this.options.pollIntervalMs ?? 100;
+    return this.options.pollIntervalMs ?? 500;
   }
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
@@ -202,8 +209,10 @@ export class FileEventLog implements EventLog {
         } catch (err) {
           for (const append of batch) append.reject(err as Error);
         }
-        this.appended.emit('append');
-        this.commits.postMessage(null);
+        // A failed commit may have written some of its partitions: their consumers look too.
+        const touched = partitionsOf(batch);
+        this.appended.emit('append', touched);
+        this.commits.postMessage(touched);
       }
     } finally {
       this.flushing = undefined;
@@ -269,6 +278,13 @@ export class FileEventLog implements EventLog {
       throw err;
     }
   }
+}
+
+/** The partitions a group of appends writes to, each once. */
+function partitionsOf(batch: PendingAppend[]): TopicPartition[] {
+  const seen = new Map<string, TopicPartition>();
+  for (const { topic, records } of batch) for (const { partition } of records) seen.set(`${topic}\u0000${partition}`, { topic, partition });
+  return [...seen.values()];
 }
 
 function range(n: number): number[] {

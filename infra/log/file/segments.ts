@@ -158,6 +158,8 @@ export class PartitionWriter {
 export class PartitionReader {
   private file: FileHandle | undefined;
   private segmentBase = -1;
+  /** The segments as last listed. */
+  private segments: number[] = [];
   private filePosition = 0;
   private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 
@@ -177,7 +179,13 @@ export class PartitionReader {
     this.file = undefined;
   }
 
-  async read(max: number): Promise<StoredRecord[]> {
+  /**
+   * Up to `max` records from the position on. At the end of the newest segment it knows of,
+   * the reader lists the directory for a newer one (a writer rolled) only if `lookForNewer`:
+   * a consumer woken by each append asks that only at its polls, as a roll is rare and a
+   * listing at every read was most of an idle consumer's work.
+   */
+  async read(max: number, lookForNewer = true): Promise<StoredRecord[]> {
     const out: StoredRecord[] = [];
     if (!this.file && !(await this.openFor(this.next))) return out;
     while (out.length < max) {
@@ -198,7 +206,7 @@ export class PartitionReader {
         if (consumed === 0) this.buffer = Buffer.allocUnsafe(this.buffer.length * 2);
         continue;
       }
-      if (scan.stop !== 'end' || !(await this.moveToNextSegment())) break;
+      if (scan.stop !== 'end' || !(await this.moveToNextSegment(lookForNewer))) break;
     }
     return out;
   }
@@ -209,15 +217,16 @@ export class PartitionReader {
   }
 
   private async openFor(offset: number): Promise<boolean> {
-    const segments = await listSegments(this.dir);
+    const segments = (this.segments = await listSegments(this.dir));
     if (segments.length === 0) return false;
     const base = segments.filter((b) => b <= offset).at(-1) ?? segments[0];
     this.next = Math.max(offset, base);
     return this.openSegment(base);
   }
 
-  private async moveToNextSegment(): Promise<boolean> {
-    const newer = (await listSegments(this.dir)).find((b) => b > this.segmentBase);
+  private async moveToNextSegment(lookForNewer: boolean): Promise<boolean> {
+    let newer = this.segments.find((b) => b > this.segmentBase);
+    if (newer === undefined && lookForNewer) newer = (this.segments = await listSegments(this.dir)).find((b) => b > this.segmentBase);
     if (newer === undefined) return false;
     await this.file?.close();
     return this.openSegment(newer);
