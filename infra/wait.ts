@@ -1,11 +1,15 @@
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+/**
+ * Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`;
+ * the pause between polls doubles from 5 ms up to `maxDelayMs`.
+ */
 export async function waitFor<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
   timeoutMs = 20_000,
+  maxDelayMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+  for (let delay = 5; ; delay = Math.min(delay * 2, maxDelayMs)) {
     const result = await check();
     if (result !== undefined && result !== false) return result;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
