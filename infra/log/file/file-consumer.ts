@@ -9,6 +9,9 @@ import { readGroupOffsets, writeGroupOffsets, type GroupOffsets } from './group-
 import { PartitionReader } from './segments.ts';
 import { toLogRecord } from './record-format.ts';
 
+/** A topic-partition as one Map key. */
+export const partitionKey = ({ topic, partition }: TopicPartition): string => `${topic}\u0000${partition}`;
+
 const DEFAULT_MAX_BATCH = 2000;
 const MAX_RETRY_DELAY_MS = 5000;
 
@@ -222,8 +225,6 @@ export class FileLogConsumer implements LogConsumer {
     });
   }
 }
-
-const partitionKey = ({ topic, partition }: TopicPartition) => `${topic}\u0000${partition}`;
 
 function setOffsets(file: GroupOffsets, commits: CommitOffset[]): void {
   for (const { topic, partition, offset, metadata } of commits) {

@@ -22,7 +22,7 @@ import type { TopicSpec } from '../../../schemas/catalogue.ts';
 import { cleanPartition } from './cleaner.ts';
 import { readMembers } from './group-member.ts';
 import { readGroupOffsets } from './group-offsets.ts';
-import { FileLogConsumer } from './file-consumer.ts';
+import { FileLogConsumer, partitionKey } from './file-consumer.ts';
 import { toLogRecord, type EncodableRecord } from './record-format.ts';
 import { ReaderCache } from './reader-cache.ts';
 import { listSegments, PartitionEnd, PartitionWriter } from './segments.ts';
@@ -154,7 +154,7 @@ export class FileEventLog implements EventLog {
     const spec = await this.topicSpec(topic);
     return Promise.all(
       range(spec.partitions).map(async (partition) => {
-        const id = `${topic}\u0000${partition}`;
+        const id = partitionKey({ topic, partition });
         let end = this.ends.get(id);
         if (!end) this.ends.set(id, (end = new PartitionEnd(this.partitionDir(topic, partition))));
         return { partition, offset: await end.read() };
@@ -224,7 +224,7 @@ export class FileEventLog implements EventLog {
     const byPartition = new Map<string, { topic: string; partition: number; records: EncodableRecord[]; slots: [number, number][] }>();
     batch.forEach((append, a) => {
       append.records.forEach(({ partition, record }, r) => {
-        const id = `${append.topic}\u0000${partition}`;
+        const id = partitionKey({ topic: append.topic, partition });
         let group = byPartition.get(id);
         if (!group) byPartition.set(id, (group = { topic: append.topic, partition, records: [], slots: [] }));
         group.records.push(record);
@@ -253,7 +253,7 @@ export class FileEventLog implements EventLog {
   }
 
   private writer(topic: string, partition: number): PartitionWriter {
-    const id = `${topic}\u0000${partition}`;
+    const id = partitionKey({ topic, partition });
     let writer = this.writers.get(id);
     if (!writer) {
       writer = new PartitionWriter(this.partitionDir(topic, partition), this.options.segmentBytes, this.options.logger);
@@ -283,7 +283,7 @@ export class FileEventLog implements EventLog {
 /** The partitions a group of appends writes to, each once. */
 function partitionsOf(batch: PendingAppend[]): TopicPartition[] {
   const seen = new Map<string, TopicPartition>();
-  for (const { topic, records } of batch) for (const { partition } of records) seen.set(`${topic}\u0000${partition}`, { topic, partition });
+  for (const { topic, records } of batch) for (const { partition } of records) seen.set(partitionKey({ topic, partition }), { topic, partition });
   return [...seen.values()];
 }
 
