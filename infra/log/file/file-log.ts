@@ -203,14 +203,15 @@ export class FileEventLog implements EventLog {
       while (this.pending.length > 0) {
         const batch = this.pending;
         this.pending = [];
+        const groups = byPartition(batch);
         try {
-          const results = await this.lock.withLock(() => this.commit(batch));
+          const results = await this.lock.withLock(() => this.commit(batch, groups));
           batch.forEach((append, i) => append.resolve(results[i]));
         } catch (err) {
           for (const append of batch) append.reject(err as Error);
         }
         // A failed commit may have written some of its partitions: their consumers look too.
-        const touched = partitionsOf(batch);
+        const touched = groups.map(({ topic, partition }): TopicPartition => ({ topic, partition }));
         this.appended.emit('append', touched);
         this.commits.postMessage(touched);
       }
@@ -219,22 +220,11 @@ export class FileEventLog implements EventLog {
     }
   }
 
-  /** Writes a group of appends; runs under the process lock. */
-  private async commit(batch: PendingAppend[]): Promise<AppendResult[][]> {
-    const byPartition = new Map<string, { topic: string; partition: number; records: EncodableRecord[]; slots: [number, number][] }>();
-    batch.forEach((append, a) => {
-      append.records.forEach(({ partition, record }, r) => {
-        const id = partitionKey({ topic: append.topic, partition });
-        let group = byPartition.get(id);
-        if (!group) byPartition.set(id, (group = { topic: append.topic, partition, records: [], slots: [] }));
-        group.records.push(record);
-        group.slots.push([a, r]);
-      });
-    });
+  /** Writes a group of appends, its records grouped by partition (`groups`); runs under the process lock. */
+  private async commit(batch: PendingAppend[], groups: PartitionGroup[]): Promise<AppendResult[][]> {
     const results: AppendResult[][] = batch.map((append) => new Array(append.records.length));
     // The partitions are written side by side: each step waits for the file system and then
     // for a turn of the event loop, which a busy process gives seldom.
-    const groups = [...byPartition.values()];
     const writers = await Promise.all(
       groups.map(async (group) => {
         const writer = this.writer(group.topic, group.partition);
@@ -280,11 +270,26 @@ export class FileEventLog implements EventLog {
   }
 }
 
-/** The partitions a group of appends writes to, each once. */
-function partitionsOf(batch: PendingAppend[]): TopicPartition[] {
-  const seen = new Map<string, TopicPartition>();
-  for (const { topic, records } of batch) for (const { partition } of records) seen.set(partitionKey({ topic, partition }), { topic, partition });
-  return [...seen.values()];
+/** The records of a group of appends by partition, each with its place (append, record) in the group. */
+interface PartitionGroup {
+  topic: string;
+  partition: number;
+  records: EncodableRecord[];
+  slots: [number, number][];
+}
+
+function byPartition(batch: PendingAppend[]): PartitionGroup[] {
+  const groups = new Map<string, PartitionGroup>();
+  batch.forEach((append, a) => {
+    append.records.forEach(({ partition, record }, r) => {
+      const id = partitionKey({ topic: append.topic, partition });
+      let group = groups.get(id);
+      if (!group) groups.set(id, (group = { topic: append.topic, partition, records: [], slots: [] }));
+      group.records.push(record);
+      group.slots.push([a, r]);
+    });
+  });
+  return [...groups.values()];
 }
 
 function range(n: number): number[] {
