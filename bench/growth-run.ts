@@ -3,15 +3,13 @@
 // engine from offset 0 to the end of the history already seeded in DATA_DIR; `idle`: nothing,
 // the floor of the same process with the same modules loaded. Either sends one message
 // (EngineRun or IdleRun) and exits.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { deserialize, serialize } from 'node:v8';
 import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { checkpointFile } from '../processors/runtime/checkpoints/files.ts';
-import type { Checkpoint } from '../processors/runtime/checkpoints/port.ts';
+import { readTaskTables } from '../processors/runtime/state/task-store.ts';
 import { runToEnd } from './processor-runs.ts';
 
 export interface IdleRun {
@@ -29,10 +27,12 @@ export interface EngineRun extends IdleRun {
   engineSeconds: number;
   /** Peak resident set size of the whole process (getrusage maxRSS), bytes. */
   peakRss: number;
-  /** Size of the engine's checkpoint files once stopped, bytes. */
+  /** Size of the engine's store files once stopped, bytes. */
   stateBytes: number;
-  /** Serialised bytes of each module's part of the engine's state (EngineState's fields), largest first. */
-  moduleBytes: [string, number][];
+  /** Keys and bytes of each table of the engine's store (a module's tables share its prefix), largest first. */
+  tables: { table: string; keys: number; bytes: number }[];
+  /** The engine's checkpoints on the way (its store's commits, as logged): bytes written and milliseconds each, in order. */
+  checkpoints: { bytesWritten: number; ms: number }[];
 }
 
 /** Memory once everything not reachable is collected: what the process holds, not what it has yet to free. */
@@ -43,7 +43,18 @@ function settledMemory(): IdleRun {
 }
 
 async function runEngine(dir: string): Promise<EngineRun> {
-  const logger = pino({ level: 'warn' });
+  const checkpoints: EngineRun['checkpoints'] = [];
+  // Warnings go to stderr as usual; the engine's checkpoint lines (debug) are kept.
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as { level: number; msg: string; processor?: string; bytesWritten: number; ms: number };
+        if (entry.msg === 'checkpoint committed' && entry.processor === quantEngine.name) checkpoints.push({ bytesWritten: entry.bytesWritten, ms: entry.ms });
+        else if (entry.level >= 40) process.stderr.write(line);
+      },
+    },
+  );
   // The defaults of `tqa start` (fsync always, a checkpoint every 5 s), so that the cost of
   // checkpointing a growing state shows in the time as it would in the service.
   const config = loadConfig({ TQA_DATA_DIR: dir });
@@ -58,19 +69,12 @@ async function runEngine(dir: string): Promise<EngineRun> {
       engineSeconds: run.seconds,
       peakRss: process.resourceUsage().maxRSS * 1024,
       stateBytes: await directoryBytes(join(dir, 'state')),
-      moduleBytes: await moduleBytes(checkpointFile(join(dir, 'state'), quantEngine.name, 0)),
+      tables: await readTaskTables(join(dir, 'state', quantEngine.name, '0.lmdb')),
+      checkpoints,
     };
   } finally {
     await services.close();
   }
-}
-
-/** What each module of the engine keeps, from its checkpoint: where the state grows. */
-async function moduleBytes(file: string): Promise<[string, number][]> {
-  const { state } = deserialize(await readFile(file)) as Checkpoint<Record<string, unknown>>;
-  return Object.entries(state)
-    .map(([module, part]): [string, number] => [module, serialize(part).length])
-    .sort((a, b) => b[1] - a[1]);
 }
 
 async function directoryBytes(dir: string): Promise<number> {

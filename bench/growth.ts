@@ -41,7 +41,7 @@ export async function benchGrowth(): Promise<void> {
   const idle = await child<IdleRun>(['idle']);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`idle child (same entry, modules loaded, nothing run): RSS ${mib(idle.rss)} MiB, heap ${mib(idle.heapUsed)} MiB, external ${mib(idle.external)} MiB`);
-  out('RSS, heap and external (typed arrays, buffers) after a full collection (--expose-gc) once caught up; peak is the process maxRSS; state is the checkpoint files once stopped');
+  out('RSS, heap and external (typed arrays, buffers) after a full collection (--expose-gc) once caught up; peak is the process maxRSS; state is the store files once stopped');
   out(
     `${'configuration'.padEnd(22)}${'input events'.padStart(14)}${'engine s'.padStart(10)}${'events/s'.padStart(10)}${'vs first'.padStart(10)}` +
       `${'RSS MiB'.padStart(9)}${'vs idle'.padStart(9)}${'heap MiB'.padStart(10)}${'ext MiB'.padStart(9)}${'peak MiB'.padStart(10)}${'state MiB'.padStart(11)}${'outputs'.padStart(12)}`,
@@ -57,10 +57,17 @@ export async function benchGrowth(): Promise<void> {
         `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
         `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
     );
-    out(`${' '.repeat(22)}state by module: ${run.moduleBytes.map(([module, bytes]) => `${module} ${(bytes / MiB).toFixed(1)}`).join(', ')} MiB`);
+    out(`${' '.repeat(22)}state by table: ${run.tables.map((t) => `${t.table} ${(t.bytes / MiB).toFixed(1)}`).join(', ')} MiB`);
+    const { written, ms } = checkpointFigures(run);
+    out(
+      `${' '.repeat(22)}checkpoints: ${run.checkpoints.length}, bytes written median ${mib(written.p50)} MiB (max ${mib(written.max)}), ` +
+        `ms median ${ms.p50.toFixed(0)}, p99 ${ms.p99.toFixed(0)}, max ${ms.max.toFixed(0)}; the store's data ${mib(storedBytes(run))} MiB`,
+    );
     // Reported as each configuration ends, so a later one failing costs only its own rows.
     report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(measured[0]), value: rate(measured[0]) } });
     report({ figure: `engine RSS after catch-up, ${label(m)}`, value: run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
+    report({ figure: `engine checkpoint, median bytes written, ${label(m)}`, value: written.p50 / MiB, unit: 'MiB', baseline: { name: "the store's data", value: storedBytes(run) / MiB }, target: { text: '≤ 1% of the data', meets: (_value, ratio) => ratio !== null && ratio <= 0.01 } });
+    report({ figure: `engine checkpoint, p99 time, ${label(m)}`, value: ms.p99, unit: 'ms', target: { text: '≤ 50 ms', meets: (value) => value <= 50 }, note: `${run.checkpoints.length} checkpoints while catching up, a checkpoint every 5 s of work` });
   }
 
   const first = measured[0];
@@ -116,3 +123,12 @@ const label = ({ days, multiple }: Configuration) => `${days} day(s), ${multiple
 const rate = (m: Measured) => m.run.inputEvents / m.run.engineSeconds;
 const microsPerEvent = (m: Measured) => (m.run.engineSeconds / m.run.inputEvents) * 1e6;
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
+const storedBytes = (run: EngineRun) => run.tables.reduce((sum, t) => sum + t.bytes, 0);
+
+/** Median and tail of the engine's checkpoints: bytes written and milliseconds. */
+function checkpointFigures(run: EngineRun): { written: { p50: number; max: number }; ms: { p50: number; p99: number; max: number } } {
+  const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const written = run.checkpoints.map((c) => c.bytesWritten).sort((a, b) => a - b);
+  const ms = run.checkpoints.map((c) => c.ms).sort((a, b) => a - b);
+  return { written: { p50: at(written, 0.5), max: written.at(-1) ?? 0 }, ms: { p50: at(ms, 0.5), p99: at(ms, 0.99), max: ms.at(-1) ?? 0 } };
+}

@@ -24,7 +24,7 @@ export async function runToEnd<AtEnd = undefined>(
     processor,
     log: services.log,
     codec: services.codec,
-    checkpoints: localCheckpoints(join(config.TQA_DATA_DIR, 'state'), processor),
+    checkpoints: localCheckpoints(join(config.TQA_DATA_DIR, 'state'), processor, logger),
     logger,
     maxBatchRecords: 5000,
     // As `tqa start` runs it: the cost of checkpointing a growing state is part of the rate.

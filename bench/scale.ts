@@ -18,14 +18,12 @@ import { waitFor } from '../infra/wait.ts';
 import { analogsStage } from '../processors/analogs/analogs.ts';
 import { PROCESSORS } from '../processors/index.ts';
 import { outcomesStage } from '../processors/outcomes/outcomes.ts';
-import { StoreCheckpoints } from '../processors/runtime/checkpoints/store.ts';
 import type { Processor } from '../processors/runtime/processor.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
 import { scoresStage } from '../processors/scores/scores.ts';
 import { CATALOGUE, TOPICS } from '../schemas/catalogue.ts';
-import { openStore } from '../projections/open-store.ts';
 import { inputInHalves, type Halves } from '../test/helpers/read-topic.ts';
-import { engineCheckpointLoads, engineProgress, holdsEngine, killEngineHolderWithInputLeft, lastGroupJoin, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
+import { engineProgress, engineRestores, holdsEngine, killEngineHolderWithInputLeft, lastGroupJoin, RoleProcesses, type RoleProcess } from '../test/helpers/role-processes.ts';
 import { lagOf, onThreadsToEnd, runToEnd } from './processor-runs.ts';
 import { eventsPerSecond as rate, notMeasured, report, timesBaseline } from './results.ts';
 
@@ -374,17 +372,11 @@ async function replicaTakeover(): Promise<void> {
     const processorsEnv = async () => ({ ...env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1' });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv()), roles.start(['start', '--roles', 'processors'], await processorsEnv())];
 
-    const store = await openStore(loadConfig(env), logger);
-    let holder: RoleProcess;
-    try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, log, new StoreCheckpoints(store), history);
-    } finally {
-      await store.close();
-    }
+    const holder = await killEngineHolderWithInputLeft(roles, processors, log, history);
     const killedAt = Date.now();
     const replica = processors.find((p) => p !== holder)!;
-    // Counted at once: the replica loads the engine's checkpoint only once the broker has moved the partitions, seconds after the kill.
-    const loadsBefore = engineCheckpointLoads(replica).length;
+    // Counted at once: the replica restores the engine's state only once the broker has moved the partitions, seconds after the kill.
+    const restoresBefore = engineRestores(replica).length;
     const atKill = await engineProgress(log);
 
     let assignedAt: number | undefined;
@@ -396,22 +388,22 @@ async function replicaTakeover(): Promise<void> {
       'the replica to commit input beyond the killed process',
       120_000,
     );
-    const load = engineCheckpointLoads(replica).slice(loadsBefore).find((l) => l.source === 'store');
-    const loadedAfter = load ? `${Date.parse(load.time) - killedAt}` : '?';
+    const restore = engineRestores(replica).slice(restoresBefore).at(0);
+    const restoredAfter = restore ? `${Date.parse(restore.time) - killedAt}` : '?';
     const takeoverMs = resumedAt - killedAt;
     process.stdout.write(
       `replica takeover after kill -9: ${takeoverMs} ms to its first commit beyond the killed process ` +
-        `(partitions assigned after ${assignedAt === undefined ? '?' : assignedAt - killedAt} ms, checkpoint loaded from the store after ` +
-        `${loadedAfter} ms, covering ${load?.inputCovered ?? 0} of ${atKill.end} input records; session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
+        `(partitions assigned after ${assignedAt === undefined ? '?' : assignedAt - killedAt} ms, state restored from its changelog after ` +
+        `${restoredAfter} ms, ${restore?.restoredRecords ?? 0} changelog records read in ${restore?.ms ?? '?'} ms; ${atKill.committed} of ${atKill.end} input records committed at the kill; session timeout ${SESSION_TIMEOUT_MS} ms)\n`,
     );
     report({
-      figure: 'replica takeover of the quant engine after kill -9 (Kafka mock, checkpoint in ClickHouse)',
+      figure: 'replica takeover of the quant engine after kill -9 (Kafka mock, state from its changelog)',
       value: takeoverMs,
       unit: 'ms',
       baseline: { name: 'broker session timeout', value: SESSION_TIMEOUT_MS },
-      note: `to the replica's first commit beyond the killed process (a checkpoint at every chunk of outputs); checkpoint loaded from the store after ${loadedAfter} ms`,
+      note: `to the replica's first commit beyond the killed process (a checkpoint at every chunk of outputs); state restored from its changelog after ${restoredAfter} ms`,
     });
-    if (!load) throw new Error(`the replica did not load the engine's checkpoint from the store: ${replica.stderr().slice(-2000)}`);
+    if (!restore?.restoredRecords) throw new Error(`the replica did not restore the engine's state from its changelog: ${replica.stderr().slice(-2000)}`);
   });
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IN_MEMORY_TABLES } from './runtime/state/tables.ts';
-import { createKeyedDedupeState, firstKeyedDelivery } from './dedupe.ts';
+import { createGroupedDedupeState, createKeyedDedupeState, firstGroupedDelivery, firstKeyedDelivery } from './dedupe.ts';
 
 const HOUR = 3_600_000;
 
@@ -30,5 +30,25 @@ describe('the repeat filter over a task’s tables', () => {
     expect(state.keysByHour.has('1')).toBe(false);
     expect(firstKeyedDelivery(state, 'kept', 2 * HOUR)).toBe(false);
     expect(firstKeyedDelivery(state, 'old', 1 * HOUR)).toBe(true);
+  });
+});
+
+describe('the repeat filter by group', () => {
+  it('given a key seen in a group, then its repeat is dropped, and the same key in another group passes', () => {
+    const state = createGroupedDedupeState(HOUR, IN_MEMORY_TABLES, 'seen');
+    expect(firstGroupedDelivery(state, 'tk_a', '100', 100)).toBe(true);
+    expect(firstGroupedDelivery(state, 'tk_b', '100', 100)).toBe(true);
+    expect(firstGroupedDelivery(state, 'tk_a', '100', 100)).toBe(false);
+    expect(firstGroupedDelivery(state, 'tk_a', '200', 200)).toBe(true);
+    expect(state.groups.get('tk_a')).toEqual({ keys: ['100', '200'], times: [100, 200] });
+  });
+
+  it('given a record a window after a key, then the group forgets the key and it passes again', () => {
+    const state = createGroupedDedupeState(HOUR, IN_MEMORY_TABLES, 'seen');
+    firstGroupedDelivery(state, 'au_1', 'p1', 0);
+    firstGroupedDelivery(state, 'au_1', 'p2', HOUR);
+    expect(firstGroupedDelivery(state, 'au_1', 'p3', HOUR + 1)).toBe(true);
+    expect(state.groups.get('au_1')).toEqual({ keys: ['p2', 'p3'], times: [HOUR, HOUR + 1] });
+    expect(firstGroupedDelivery(state, 'au_1', 'p1', HOUR + 2)).toBe(true);
   });
 });

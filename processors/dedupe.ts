@@ -3,34 +3,44 @@ import type { KeyedTable, TableSource } from './runtime/state/tables.ts';
 /**
  * Inputs arrive at least once (a collector retries, a simulator resumes after a crash, a
  * processor repeats its outputs after a crash), so a processor drops a record it has
- * already seen: the engine a post by its id or a tick by token and time, the public-events
- * processor a derived record by its id. Keys are remembered for a window of event time; the
- * Map keeps insertion order, which follows event time closely enough to prune from the front.
+ * already seen: the engine a post by its id or a tick by token and time, the analogs and
+ * public-events stages a derived record by its id. Keys are remembered for a window of event
+ * time, in a task's tables (runtime/state/tables.ts), so a checkpoint writes only what changed.
  */
-export interface DedupeState {
+
+/**
+ * Keys remembered per group (a tick's token, a post's author): a group's keys are one value,
+ * its recent keys in arrival order, so a record costs a read and a write of its group and a
+ * checkpoint writes the groups that had records. Suits records whose groups each see a
+ * bounded number within the window (a token's ticks in an hour, an author's posts in two days).
+ */
+export interface GroupedDedupeState {
   windowMs: number;
-  seen: Map<string, number>;
-  repeats: number;
+  /** Group → its keys first seen within the window, and their times, in arrival order. */
+  groups: KeyedTable<{ keys: string[]; times: number[] }>;
 }
 
-export function createDedupeState(windowMs: number): DedupeState {
-  return { windowMs, seen: new Map(), repeats: 0 };
+export function createGroupedDedupeState(windowMs: number, tables: TableSource, name: string): GroupedDedupeState {
+  return { windowMs, groups: tables.table(name) };
 }
 
-/** True the first time `key` is seen within the window; counts the repeats. */
-export function firstDelivery(state: DedupeState, key: string, ts: number): boolean {
-  // Pruning walks from the oldest key; once per 256 calls keeps it off the per-record cost.
-  if (state.seen.size % 256 === 0) {
-    for (const [oldest, at] of state.seen) {
-      if (at >= ts - state.windowMs) break;
-      state.seen.delete(oldest);
-    }
+/** True the first time `key` is seen in `group` within the window. */
+export function firstGroupedDelivery(state: GroupedDedupeState, group: string, key: string, ts: number): boolean {
+  const seen = state.groups.get(group) ?? { keys: [], times: [] };
+  // Arrival order follows event time closely enough to forget from the front.
+  let expired = 0;
+  while (expired < seen.times.length && seen.times[expired] < ts - state.windowMs) expired++;
+  if (expired > 0) {
+    seen.keys.splice(0, expired);
+    seen.times.splice(0, expired);
   }
-  if (state.seen.has(key)) {
-    state.repeats++;
+  if (seen.keys.includes(key)) {
+    if (expired > 0) state.groups.set(group, seen);
     return false;
   }
-  state.seen.set(key, ts);
+  seen.keys.push(key);
+  seen.times.push(ts);
+  state.groups.set(group, seen);
   return true;
 }
 
@@ -38,8 +48,8 @@ const HOUR_MS = 3_600_000;
 const HOURS_KEY = 'hours';
 
 /**
- * The same check over a task's tables (runtime/state/tables.ts): the keys first seen in each
- * hour of event time are one entry, so a checkpoint writes the hour that changed and the hours
+ * Keys by the hour of event time they were first seen in, for records with no natural group:
+ * the keys first seen in each hour are one entry, so a checkpoint writes the hour that changed and the hours
  * past the window are deleted whole. A repeat carries its record's time, so it falls in the
  * hour its first delivery did.
  */

@@ -14,7 +14,7 @@ import type { CliCommand } from '../command.ts';
 import { startHealthPort } from '../health-port.ts';
 import { UsageError } from '../../projections/usage-error.ts';
 import { ROLE_NAMES, ROLES } from '../roles/index.ts';
-import { checkpointsKept } from '../roles/processors.ts';
+import { checkpointsInStore } from '../roles/processors.ts';
 import { warnWhileStopping, type RunningRole } from '../roles/role.ts';
 import { stopWithin } from '../stop-within.ts';
 
@@ -93,8 +93,8 @@ export const startCommand: CliCommand = {
         running.unshift({ name: role.name, role: warnWhileStopping(await role.start(ctx), ctx.logger) });
       }
       if (config.TQA_HEALTH_PORT !== undefined) {
-        // The processors' threads open a store of their own for their checkpoints: probe one here too.
-        const probedStore = names.includes('processors') && checkpointsKept(config) === 'store' ? () => store.get() : () => store.current();
+        // Processors that keep checkpoints in the store open one of their own on their threads: probe one here too.
+        const probedStore = names.includes('processors') && checkpointsInStore(config, services.log.kind) ? () => store.get() : () => store.current();
         healthPort = await startHealthPort({ port: config.TQA_HEALTH_PORT, roles: names, log: services.log, store: probedStore, catchUp, logger });
       }
     } catch (err) {

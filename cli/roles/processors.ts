@@ -18,6 +18,14 @@ export function checkpointsKept(config: Config): 'local' | 'store' {
 }
 
 /**
+ * Whether some processor keeps its checkpoints in the store, so that the processors role needs
+ * it: with TQA_CHECKPOINTS=store, every processor but a keyed one on Kafka (its changelog moves it).
+ */
+export function checkpointsInStore(config: Config, logKind: string): boolean {
+  return checkpointsKept(config) === 'store' && PROCESSORS.some((processor) => !(processor.keyedState && logKind === 'kafka'));
+}
+
+/**
  * Under the data dir; with TQA_CHECKPOINTS=store (the default with ClickHouse) also in the
  * store, so that a processors process on another machine resumes a task it takes over. A
  * keyed processor on Kafka keeps its store in the data dir and its changelog in the log instead.

@@ -33,10 +33,10 @@ describe('quant engine', () => {
     const later = tick('tk_a', T0 + 10 * 60_000, 1.2);
     once.feed(TOPICS.market.name, later);
     twice.feed(TOPICS.market.name, later);
-    expect(twice.state.repeatedPosts.repeats).toBe(1);
-    expect(twice.state.repeatedTicks.repeats).toBe(2);
     expect(JSON.stringify(twice.outputs)).toBe(JSON.stringify(once.outputs));
     expect(once.outputs.filter((o) => o.topic === TOPICS.mentions.name)).toHaveLength(1);
+    expect(twice.state.repeatedPosts.groups.get('au_1')?.keys).toEqual(['p1']);
+    expect(twice.state.repeatedTicks.groups.get('tk_a')?.keys).toEqual([String(T0 + 1_000), String(T0 + 3_000), String(T0 + 10 * 60_000)]);
   });
 
   it('dead-letters a refused cohort command with its reason and keeps the outputs of the advance', () => {

@@ -1,11 +1,12 @@
 import { TOPICS } from '../../schemas/catalogue.ts';
 import type { CohortCommand, MarketTick, Post, ScoreInputsRecord, TokenMeta } from '../../schemas/records.ts';
 import type { InputRecord, Processor } from '../runtime/processor.ts';
+import { IN_MEMORY_TABLES, type TableSource } from '../runtime/state/tables.ts';
 import * as authors from './authors/authors.ts';
 import * as cohorts from './cohorts/cohorts.ts';
 import type { AuthorQualityLookup, Emitter, NarrativeShareLookup, OutcomeSubject, PriceLookup, TokenLookup } from './contracts.ts';
 import { createFeaturesState, featuresOnMention, featuresOnTick, featuresPriceLookup, nextSnapshotTime, snapshotsAt } from './features/features.ts';
-import { createDedupeState, firstDelivery, type DedupeState } from '../dedupe.ts';
+import { createGroupedDedupeState, firstGroupedDelivery, type GroupedDedupeState } from '../dedupe.ts';
 import { createMentionsState, mentionsFromPost } from './mentions/mentions.ts';
 import * as narratives from './narratives/narratives.ts';
 import { admitSubject, advanceOutcomes, createOutcomesState, latestLiquidity, outcomesOnTick, outcomesOnTokenMeta, trackSubject } from './outcomes/outcomes.ts';
@@ -13,7 +14,10 @@ import type { NarrativeShareChangeLookup } from './scores/scores.ts';
 import { createSmartCohortState, smartCohortLookup, smartMoneyOnMention, type SmartCohortLookup } from './scores/smart-cohort.ts';
 import { applyTokenMeta, createTokensState, tokenLookup } from './tokens/registry.ts';
 
-/** The state of every module: plain data, checkpointed as one. */
+/**
+ * The state of every module, each kept in tables (runtime/state/tables.ts) of its own: a
+ * checkpoint of the engine's store writes only the keys the records since the last one changed.
+ */
 export interface EngineState {
   tokens: ReturnType<typeof createTokensState>;
   mentions: ReturnType<typeof createMentionsState>;
@@ -23,22 +27,24 @@ export interface EngineState {
   cohorts: ReturnType<typeof cohorts.createCohortsState>;
   narratives: ReturnType<typeof narratives.createNarrativesState>;
   smartCohort: ReturnType<typeof createSmartCohortState>;
-  repeatedPosts: DedupeState;
-  repeatedTicks: DedupeState;
+  /** Post ids by author, 48 h. */
+  repeatedPosts: GroupedDedupeState;
+  /** Tick times by token, 1 h. */
+  repeatedTicks: GroupedDedupeState;
 }
 
-export function createEngineState(): EngineState {
+export function createEngineState(tables: TableSource = IN_MEMORY_TABLES): EngineState {
   return {
-    tokens: createTokensState(),
-    mentions: createMentionsState(),
-    features: createFeaturesState(),
-    outcomes: createOutcomesState(),
-    authors: authors.createAuthorsState(),
-    cohorts: cohorts.createCohortsState(),
-    narratives: narratives.createNarrativesState(),
-    smartCohort: createSmartCohortState(),
-    repeatedPosts: createDedupeState(48 * 3_600_000),
-    repeatedTicks: createDedupeState(3_600_000),
+    tokens: createTokensState(tables),
+    mentions: createMentionsState(tables),
+    features: createFeaturesState(tables),
+    outcomes: createOutcomesState(tables),
+    authors: authors.createAuthorsState(tables),
+    cohorts: cohorts.createCohortsState(tables),
+    narratives: narratives.createNarrativesState(tables),
+    smartCohort: createSmartCohortState(tables),
+    repeatedPosts: createGroupedDedupeState(48 * 3_600_000, tables, 'repeated-posts'),
+    repeatedTicks: createGroupedDedupeState(3_600_000, tables, 'repeated-ticks'),
   };
 }
 
@@ -142,13 +148,13 @@ export function applyTokenMetaEvent(state: EngineState, meta: TokenMeta): void {
 }
 
 export function applyTick(state: EngineState, tick: MarketTick): void {
-  if (!firstDelivery(state.repeatedTicks, `${tick.tokenId}@${tick.ts}`, tick.ts)) return;
+  if (!firstGroupedDelivery(state.repeatedTicks, tick.tokenId, String(tick.ts), tick.ts)) return;
   featuresOnTick(state.features, tick);
   outcomesOnTick(state.outcomes, tick);
 }
 
 export function applyPost(state: EngineState, post: Post, emitter: Emitter): void {
-  if (!firstDelivery(state.repeatedPosts, post.postId, post.ts)) return;
+  if (!firstGroupedDelivery(state.repeatedPosts, post.authorId, post.postId, post.ts)) return;
   const v = views(state);
   for (const mention of mentionsFromPost(state.mentions, state.tokens, post, emitter)) {
     featuresOnMention(state.features, mention);
@@ -179,7 +185,9 @@ export const quantEngine: Processor<EngineState> = {
   // 7: the analog pool moved to the analogs stage, which needs every snapshot from the start.
   // 8: scores, signals and quant snapshots moved to the scores stage, which needs every feature snapshot.
   // 9: the outcomes module keeps its subjects in blocks, in tables.
-  stateVersion: 9,
+  // 10: every module keeps its state in tables, in the task's store: checkpoints write the keys changed.
+  stateVersion: 10,
+  keyedState: true,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],
   outputs: [
@@ -195,7 +203,7 @@ export const quantEngine: Processor<EngineState> = {
     TOPICS.narratives.name,
   ],
   allowedLatenessMs: 0,
-  createState: createEngineState,
+  createState: (_partition, tables) => createEngineState(tables),
   process(state, record: InputRecord, ctx) {
     if (record.value === null) return; // a compaction tombstone carries no event
     advanceEngine(state, record.timestamp, ctx);

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, watch } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { STAGES } from '../../cli/catch-up.ts';
 import { loadConfig } from '../../infra/config.ts';
@@ -13,6 +13,7 @@ import type { EventLog } from '../../infra/log/port.ts';
 import { openStore } from '../../projections/open-store.ts';
 import type { Row } from '../../infra/store/port.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
+import { readTaskHead } from '../../processors/runtime/state/task-store.ts';
 import { PROCESSORS } from '../../processors/index.ts';
 import { PROJECTIONS } from '../../projections/index.ts';
 import { liveGroupId } from '../../projections/runtime/runner.ts';
@@ -298,7 +299,7 @@ export interface FaultReport {
   outputs: RunOutputs;
   /** What each kill hit, for the test's assertions. */
   kills: { at: string; derived: number; engineCommitBehindInput?: boolean }[];
-  /** How many tries the kill during a checkpoint write took to land while the file was being written. */
+  /** How many tries the kill during a checkpoint write took to land inside the store's transaction. */
   checkpointWriteAttempts: number;
 }
 
@@ -310,7 +311,7 @@ export interface FaultReport {
  *  2. later: two engines start together (where the world says so; else one); the one that
  *     takes the group is killed after its second checkpoint save, and the other, waiting as a
  *     standby, takes over without a restart (else the engine is restarted);
- *  3. while the engine that took over writes a checkpoint (on the temporary file's creation);
+ *  3. while the engine that took over writes a checkpoint (at the first write to its store file);
  *  4. once every record the engine derives and those derived from them without waiting for
  *     its commits exist, i.e. right after the engine read its input to the end, before it
  *     saved a checkpoint covering it (the outcomes stage, behind that commit, is not done).
@@ -318,7 +319,7 @@ export interface FaultReport {
 export async function runWithFaults(world: World, reference: RunOutputs): Promise<FaultReport> {
   const derived = new DerivedRecords(world.log);
   const kills: FaultReport['kills'] = [];
-  const stateDir = await engineStateDir(world);
+  const storeFile = await engineStoreFile(world);
   const killed = async (at: string, roles: Role[], extra: Partial<FaultReport['kills'][number]> = {}) => {
     await kill(...roles);
     kills.push({ at, derived: await derived.refresh(), ...extra });
@@ -330,7 +331,7 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   // 1. early
   let engine = startRole(world, 'processors', 'engine-1', fast);
   let projections = startRole(world, 'projections', 'projections-1');
-  await checkpointSaves(stateDir, [engine], 1);
+  await checkpointSaves(storeFile, [engine], 1);
   await killed('early', [engine, projections]);
 
   // 2. later, with a standby that takes over (or a restart). Started together, so the group
@@ -338,11 +339,11 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   const pair = [startRole(world, 'processors', 'engine-2', fast)];
   if (world.standby) pair.push(startRole(world, 'processors', 'engine-standby', fast));
   projections = startRole(world, 'projections', 'projections-2');
-  engine = await checkpointSaves(stateDir, pair, 2);
+  engine = await checkpointSaves(storeFile, pair, 2);
   const standby = pair.find((role) => role !== engine);
   // 3. is armed for the standby before the kill: once it has taken over, it may work through
   // the rest of a small world while the test still counts what the kill left.
-  let standbyWriteKill = standby && killOnCheckpointWrite(stateDir, standby);
+  let standbyWriteKill = standby && killOnCheckpointWrite(storeFile, standby);
   await killed(standby ? 'later, a standby taking over' : 'later', [engine, projections]);
   projections = startRole(world, 'projections', 'projections-3');
 
@@ -351,10 +352,10 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   let attempts = 0;
   for (;;) {
     attempts++;
-    const tmp = await (standbyWriteKill ?? killOnCheckpointWrite(stateDir, active));
+    const { landedInTransaction } = await (standbyWriteKill ?? killOnCheckpointWrite(storeFile, active));
     standbyWriteKill = undefined;
     kills.push({ at: `checkpoint write (attempt ${attempts})`, derived: await derived.refresh() });
-    if (existsSync(join(stateDir, tmp))) break;
+    if (landedInTransaction) break;
     if (attempts >= 5) throw new Error('no kill landed while a checkpoint was being written in 5 attempts');
     active = startRole(world, 'processors', `engine-3-${attempts}`, fast);
   }
@@ -380,71 +381,99 @@ export async function runWithFaults(world: World, reference: RunOutputs): Promis
   projections = startRole(world, 'projections', 'projections-5');
   await whileRunning(world, [engine, projections], () => everythingDone(world.log), 'the restarted engine and projections to finish');
   await stopGracefully(engine, projections);
-  // The restart removed what the kill in a checkpoint write left.
-  expect(readdirSync(stateDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   return { outputs: await outputsOf(world, derived), kills, checkpointWriteAttempts: attempts };
 }
 
-/** The engine's checkpoint directory in the world, made if missing (the scenarios watch it). */
-async function engineStateDir(world: World): Promise<string> {
+/** The engine's store file in the world (its one task, 0), its directory made if missing (the scenarios watch it). */
+async function engineStoreFile(world: World): Promise<string> {
   const dir = join(world.dir, 'state', encodeURIComponent(ENGINE_GROUP));
   await mkdir(dir, { recursive: true });
-  return dir;
+  return join(dir, '0.lmdb');
 }
 
 /**
- * Resolves with the engine of `engines` that holds the group (the quant engine has one task,
- * 0) once it has saved `count` checkpoints; a save's temporary file names its writer's pid.
+ * Calls `look` at every write to the store file (inotify on its directory), one look at a
+ * time, with one more after a look that writes came during; `look` returns a value to stop.
  */
-function checkpointSaves(stateDir: string, engines: Role[], count: number): Promise<Role> {
-  return new Promise<Role>((resolve, reject) => {
-    const saves = new Map<Role, number>();
-    let writer: Role | undefined;
-    const done = (result: Role | Error): void => {
+function onStoreWrites<T>(file: string, what: string, roles: Role[], look: () => Promise<T | undefined>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let looking = false;
+    let again = false;
+    let finished = false;
+    const done = (result: T | Error): void => {
+      if (finished) return;
+      finished = true;
       watcher.close();
       clearTimeout(timer);
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
-    // A save writes `0.ckpt.<pid>.tmp`, then renames it over the checkpoint: one event naming it.
-    const watcher = watch(stateDir, (_event, file) => {
-      const pid = /^0\.ckpt\.(\d+)\.tmp$/.exec(file ?? '')?.[1];
-      if (pid) writer = engines.find((e) => e.child.pid === Number(pid)) ?? writer;
-      if (file !== '0.ckpt' || !writer) return;
-      saves.set(writer, (saves.get(writer) ?? 0) + 1);
-      if (saves.get(writer)! >= count) done(writer);
+    const lookNow = async (): Promise<void> => {
+      if (looking) return void (again = true);
+      looking = true;
+      try {
+        do {
+          again = false;
+          const found = existsSync(file) ? await look() : undefined;
+          if (found !== undefined) return done(found);
+        } while (again && !finished);
+      } catch (err) {
+        done(err as Error);
+      } finally {
+        looking = false;
+      }
+    };
+    const watcher = watch(dirname(file), (_event, name) => {
+      if (name === basename(file)) void lookNow();
     });
-    const names = engines.map((e) => e.name).join(' or ');
-    const timer = setTimeout(() => done(new Error(`${names} saved no ${count} checkpoints in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
-    for (const engine of engines) {
-      void engine.exited.then(() => done(new Error(`${engine.name} exited before its checkpoints: ${engine.stderr()}`)));
-    }
+    const timer = setTimeout(() => done(new Error(`no ${what} in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
+    for (const role of roles) void role.exited.then(() => done(new Error(`${role.name} exited before ${what}: ${role.stderr()}`)));
+    void lookNow();
   });
 }
 
 /**
- * Kills `engine` the moment it creates a checkpoint's temporary file (inotify, so the kill is
- * sent while the file is being written); returns the file's name.
+ * Resolves with the engine of `engines` that holds the task (the quant engine has one task,
+ * 0) once it has committed `count` checkpoints to its store: commits seen as new positions
+ * under the holder's pid (two commits between looks count as one, so at least `count`).
  */
-async function killOnCheckpointWrite(stateDir: string, engine: Role): Promise<string> {
-  const suffix = `.${engine.child.pid}.tmp`;
-  const name = await new Promise<string>((resolve, reject) => {
-    const done = (result: string | Error): void => {
-      watcher.close();
-      clearTimeout(timer);
-      if (typeof result === 'string') resolve(result);
-      else reject(result);
-    };
-    const watcher = watch(stateDir, (_event, file) => {
-      if (!file?.endsWith(suffix)) return;
+function checkpointSaves(file: string, engines: Role[], count: number): Promise<Role> {
+  const saves = new Map<Role, number>();
+  let last: string | undefined;
+  return onStoreWrites(file, `${count} checkpoints of ${engines.map((e) => e.name).join(' or ')}`, engines, async () => {
+    const { holder, position } = await readTaskHead(file);
+    const writer = engines.find((e) => e.child.pid === holder?.pid);
+    const at = JSON.stringify(position);
+    if (!writer || !position || at === last) return undefined;
+    last = at;
+    saves.set(writer, (saves.get(writer) ?? 0) + 1);
+    return saves.get(writer)! >= count ? writer : undefined;
+  });
+}
+
+/**
+ * Kills `engine` at the first write to the store file once it holds the task and has committed
+ * a checkpoint since taking it (taking the task and restoring it write too; after them, only
+ * checkpoints do), while that checkpoint's transaction is being written if the kill is quick
+ * enough. Returns whether it was: the file then still holds the commit before it.
+ */
+async function killOnCheckpointWrite(file: string, engine: Role): Promise<{ landedInTransaction: boolean }> {
+  let taken: string | undefined;
+  let armed: string | undefined;
+  const before = await onStoreWrites(file, `a checkpoint of ${engine.name}`, [engine], async () => {
+    if (armed !== undefined) {
       signalGroup(engine.child, 'SIGKILL');
-      done(file);
-    });
-    const timer = setTimeout(() => done(new Error(`${engine.name} wrote no checkpoint in ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS);
-    void engine.exited.then(() => done(new Error(`${engine.name} exited before writing a checkpoint: ${engine.stderr()}`)));
+      return armed;
+    }
+    const { holder, position } = await readTaskHead(file);
+    if (holder?.pid !== engine.child.pid) return undefined;
+    const at = JSON.stringify(position);
+    taken ??= at;
+    if (at !== taken) armed = at;
+    return undefined;
   });
   await engine.exited;
-  return name;
+  return { landedInTransaction: JSON.stringify((await readTaskHead(file)).position) === before };
 }
 
 export interface OutageReport {
@@ -552,12 +581,12 @@ export interface ProcessorFreezeReport {
  * run to the end (the wait fails if a role exits) and are stopped (each must exit 0).
  */
 export async function runThroughProcessorFreeze(world: World, freezeMs: number): Promise<ProcessorFreezeReport> {
-  const stateDir = await engineStateDir(world);
+  const storeFile = await engineStoreFile(world);
   const pair = [startRole(world, 'processors', 'processors-a', CHECKPOINT_EVERY_CHUNK), startRole(world, 'processors', 'processors-b', CHECKPOINT_EVERY_CHUNK)];
   const projections = startRole(world, 'projections', 'projections');
   const roles = [...pair, projections];
 
-  const frozen = await checkpointSaves(stateDir, pair, 2);
+  const frozen = await checkpointSaves(storeFile, pair, 2);
   const other = pair.find((role) => role !== frozen)!;
   await delay(50); // into the next chunk's work, not at a checkpoint's edge
   signalGroup(frozen.child, 'SIGSTOP');
@@ -565,7 +594,7 @@ export async function runThroughProcessorFreeze(world: World, freezeMs: number):
   try {
     // At least freezeMs, and until the other has taken the engine over: how long that takes
     // (the session timeout, a re-balance, the checkpoint's load) depends on the machine's load.
-    await Promise.all([delay(freezeMs), checkpointSaves(stateDir, [other], 1)]);
+    await Promise.all([delay(freezeMs), checkpointSaves(storeFile, [other], 1)]);
     signalGroup(frozen.child, 'SIGCONT');
     await whileRunning(world, roles, () => everythingDone(world.log), 'both processors processes and the projections to finish after the freeze');
     await stopGracefully(...roles);

@@ -12,19 +12,17 @@ import { openLogServices } from '../../infra/bootstrap.ts';
 import { freePorts } from '../../infra/peers/clickhouse-server.ts';
 import { loadConfig } from '../../infra/config.ts';
 import { waitFor } from '../../infra/wait.ts';
-import { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
-import { openStore } from '../../projections/open-store.ts';
 import { CATALOGUE } from '../../schemas/catalogue.ts';
 import { inputInHalves } from '../helpers/read-topic.ts';
-import { engineJoins, engineProgress, holdsEngine, killEngineHolderWithInputLeft, restoredFromStore, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
+import { engineJoins, engineProgress, engineRestores, holdsEngine, killEngineHolderWithInputLeft, RoleProcesses, type RoleProcess } from '../helpers/role-processes.ts';
 
 /**
  * The distributed mode as the README tells a user to run it without Docker: `tqa peers`
  * (the Kafka mock broker, a schema registry, ClickHouse), a simulated history, then the roles
  * as separate processes, two of them processors, each on a data dir of its own as on two
  * machines. The processors process holding the engine's group is killed with -9 once it has
- * saved a checkpoint in the store, with the second half of the history just appended; the
- * other takes over from that checkpoint. The API's answers at the end equal those of the
+ * committed a checkpoint, with the second half of the history just appended; the other takes
+ * over, its state restored from the engine's changelog (no state is shared but the log). The API's answers at the end equal those of the
  * embedded mode over the same history, run without the fault.
  */
 
@@ -107,36 +105,33 @@ describe('the distributed roles as separate processes on tqa peers', () => {
     await seeded.close();
 
     // A checkpoint at every chunk of outputs, whatever a save costs, so that the engine commits part of its input well before its end.
-    // Each processors process has a data dir of its own: what they share is the store.
+    // Each processors process has a data dir of its own: what they share is the log.
     // Each answers an orchestrator's probe on a health port of its own.
     const healthPorts = await freePorts(2);
     const processorsEnv = async (i: number) => ({ ...dist.env, TQA_DATA_DIR: await newDir(), TQA_CHECKPOINT_INTERVAL_MS: '0', TQA_CHECKPOINT_SAVE_SHARE: '1', TQA_HEALTH_PORT: String(healthPorts[i]) });
     const processors = [roles.start(['start', '--roles', 'processors'], await processorsEnv(0)), roles.start(['start', '--roles', 'processors'], await processorsEnv(1))];
     const front = roles.start(['start', '--roles', 'projections,api'], dist.env);
-    const store = await openStore(loadConfig(dist.env), pino({ level: 'silent' }));
-    const sharedCheckpoints = new StoreCheckpoints(store);
     let atKill: { committed: number; end: number };
     let holder: RoleProcess;
     try {
-      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, sharedCheckpoints, history);
+      holder = await killEngineHolderWithInputLeft(roles, processors, kafka.log, history);
       // Read after the kill: a commit the holder sent just before its last stop has landed by now.
       atKill = await engineProgress(kafka.log);
     } finally {
       await kafka.close();
-      await store.close();
     }
     expect(atKill.committed, 'killed while the engine had input left').toBeLessThan(atKill.end);
     const standby = processors.find((p) => p !== holder)!;
     const distributed = await answers(dist.api, distDir);
     expect(standby.child.exitCode, standby.stderr().slice(-2000)).toBeNull();
     expect(holdsEngine(standby), `the standby took the engine over; its last joins of the engine's group:\n${engineJoins(standby).slice(-3).join('\n')}`).toBe(true);
-    expect(restoredFromStore(standby), 'the standby resumed from the checkpoint in the store').toBeGreaterThan(0);
+    expect(Math.max(0, ...engineRestores(standby).map((r) => r.restoredRecords)), "the standby restored the engine's state from its changelog").toBeGreaterThan(0);
     const health = await fetch(`http://127.0.0.1:${healthPorts[processors.indexOf(standby)]}/healthz`);
     expect(health.status).toBe(200);
-    // With their checkpoints in ClickHouse, the processors need the store too.
+    // With their state in changelogs, the processors need no store.
     const report = await health.json();
     expect(report).toMatchObject({ status: 'ok', roles: ['processors'] });
-    expect(report.providers.map((p: { name: string; status: string }) => `${p.name} ${p.status}`)).toEqual(['event_log ok', 'analytical_store ok']);
+    expect(report.providers.map((p: { name: string; status: string }) => `${p.name} ${p.status}`)).toEqual(['event_log ok']);
     expect(front.child.exitCode, front.stderr().slice(-2000)).toBeNull();
 
     const reference = roles.start(['start', '--roles', 'processors,projections,api'], embedded.env);

@@ -6,7 +6,6 @@ import type { EventLog } from '../../infra/log/port.ts';
 import { waitFor } from '../../infra/wait.ts';
 import { quantEngine } from '../../processors/quant-engine/engine.ts';
 import type { Halves } from './read-topic.ts';
-import type { StoreCheckpoints } from '../../processors/runtime/checkpoints/store.ts';
 
 /** `tqa` commands run as processes of their own, as a user runs the roles; for the tests and the benchmarks. */
 
@@ -69,22 +68,15 @@ export async function engineProgress(log: EventLog): Promise<{ committed: number
   return { committed, end };
 }
 
-/**
- * The engine's progress once its group has committed and a checkpoint of it is in the store;
- * undefined before. The copy to the store follows the commit (CachedCheckpoints): killed
- * between the two, a holder would leave a standby nothing in the store to resume from.
- */
-export async function engineCheckpointedInStore(log: EventLog, checkpoints: StoreCheckpoints): Promise<{ committed: number; end: number } | undefined> {
-  const progress = await engineProgress(log);
-  return progress.committed > 0 && (await checkpoints.load(quantEngine.name, 0)) !== undefined ? progress : undefined;
-}
 
 /** How long processors processes run between two looks at the engine's progress, taken while they are stopped. */
 const RUN_SLICE_MS = 50;
 
 /**
  * Kills (-9) the one of `processors` holding the quant engine once the engine has committed a
- * checkpoint and has a copy of one in the store, with input left for it; resolves with it.
+ * checkpoint, with input left for it; resolves with it. On Kafka the engine's state changes go
+ * to its changelog before its group commits the input they cover, so a commit seen means a
+ * changelog a standby restores from.
  * The history goes in two parts. The first is appended once every process has joined the
  * engine's group and one holds it (so that a re-balance as the others join does not replace
  * the holder that checkpoints it), while they are stopped. The rest is appended at the look
@@ -96,7 +88,6 @@ export async function killEngineHolderWithInputLeft(
   roles: RoleProcesses,
   processors: RoleProcess[],
   log: EventLog,
-  checkpoints: StoreCheckpoints,
   history: Halves,
 ): Promise<RoleProcess> {
   await waitFor(() => soleEngineHolder(processors) !== undefined, "every processors process to join the engine's group, one holding it", 120_000);
@@ -112,13 +103,13 @@ export async function killEngineHolderWithInputLeft(
   for (;;) {
     for (const proc of processors) signalGroup(proc.child, 'SIGSTOP');
     const holder = soleEngineHolder(processors);
-    const checkpointed = holder !== undefined && (await engineCheckpointedInStore(log, checkpoints)) !== undefined;
+    const checkpointed = holder !== undefined && (await engineProgress(log)).committed > 0;
     if (checkpointed) await history.appendRest();
     const code = checkpointed ? await roles.stop(holder, 'SIGKILL') : undefined;
     for (const proc of processors) signalGroup(proc.child, 'SIGCONT');
     if (code !== undefined && code !== null) throw new Error(`the processors process holding the engine had exited by itself, with code ${code}`);
     if (checkpointed) return holder;
-    if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint and copy one to the store');
+    if (Date.now() > deadline) throw new Error('timed out waiting for the engine to commit a checkpoint');
     await sleep(RUN_SLICE_MS);
   }
 }
@@ -150,16 +141,11 @@ export function lastGroupJoin(proc: RoleProcess): number | undefined {
   return joins.length > 0 ? Math.max(...joins.map((line) => Date.parse((JSON.parse(line) as { time: string }).time))) : undefined;
 }
 
-/** How much input the quant engine's checkpoint covered when `proc` loaded it from the store (0: it did not). */
-export function restoredFromStore(proc: RoleProcess): number {
-  return Math.max(0, ...engineCheckpointLoads(proc).filter((l) => l.source === 'store').map((l) => l.inputCovered));
-}
-
-/** The quant engine's checkpoint loads the process logged (with TQA_CHECKPOINTS=store). */
-export function engineCheckpointLoads(proc: RoleProcess): { source: string; inputCovered: number; time: string }[] {
+/** The quant engine's state restores from its changelog the process logged (on Kafka), with the records each read and its time. */
+export function engineRestores(proc: RoleProcess): { restoredRecords: number; ms: number; time: string }[] {
   return proc
     .stderr()
     .split('\n')
-    .filter((line) => line.includes('"msg":"checkpoint loaded"') && line.includes(`"processor":"${quantEngine.name}"`))
-    .map((line) => JSON.parse(line) as { source: string; inputCovered: number; time: string });
+    .filter((line) => line.includes('"msg":"task state brought up to date from its changelog"') && line.includes(`"processor":"${quantEngine.name}"`))
+    .map((line) => JSON.parse(line) as { restoredRecords: number; ms: number; time: string });
 }

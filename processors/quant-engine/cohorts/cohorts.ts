@@ -8,6 +8,7 @@ import type {
 import type { AuthorDirectory, AuthorStanding, CrowdLookup } from '../authors/authors.ts';
 import type { Emitter, Mention } from '../contracts.ts';
 import { TOPICS } from '../../../schemas/catalogue.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 
 /**
  * Cohorts: groups of authors with versioned membership, and convergence when enough
@@ -18,6 +19,10 @@ import { TOPICS } from '../../../schemas/catalogue.ts';
  * Manual cohorts change only through cohort commands, applied in log order. Convergence
  * fires when at least max(3, ⌈10% of the cohort⌉) distinct members mentioned a token within
  * the last 60 minutes, and not again for the same cohort and token within 6 hours.
+ *
+ * The state lives in tables (CohortsState): a mention reads and writes a few keys (the
+ * cohort-token windows it joins, their cooldowns, the hour's list of such keys), a cohort's
+ * change the index entries of the members who joined or left.
  */
 
 export const COHORTS_TOPIC = TOPICS.cohorts.name;
@@ -92,23 +97,58 @@ interface CohortRecord {
   deleted: boolean;
 }
 
-export interface CohortsState {
+/** The members' latest mentions of a token: [member key, time] pairs, in no particular order (a convergence sorts them). */
+type Window = [string, number][];
+
+interface Clock {
   /** Start of the current event-time day; null before the first event. */
   day: number | null;
   now: number;
-  cohorts: Map<string, CohortRecord>;
-  /** Author id → ids of live cohorts with that member. */
-  byAuthor: Map<string, string[]>;
-  /** Lower-case handle → ids of live manual cohorts with that handle as a not yet seen member. */
-  byHandle: Map<string, string[]>;
-  /** Cohort id → token id → member key → latest mention time within the window. */
-  windows: Map<string, Map<string, Map<string, number>>>;
-  /** Cohort id → token id → time of the last convergence event. */
-  lastFired: Map<string, Map<string, number>>;
 }
 
-export function createCohortsState(): CohortsState {
-  return { day: null, now: 0, cohorts: new Map(), byAuthor: new Map(), byHandle: new Map(), windows: new Map(), lastFired: new Map() };
+/**
+ * Kept in tables (runtime/state/tables.ts). A cohort and token are one key,
+ * `${cohortId}\u0001${tokenId}`, of the windows and cooldowns. Every key whose window or
+ * cooldown was set in an hour is listed under that hour, so that the daily sweep and a
+ * cohort's change find the keys to look at without reading whole tables.
+ */
+export interface CohortsState {
+  /** Under CLOCK_KEY. */
+  clock: KeyedTable<Clock>;
+  /** Cohort id → its latest version; deleted ones stay, so that their ids cannot be taken again. */
+  cohorts: KeyedTable<CohortRecord>;
+  /** Under LIVE_KEY: ids of the live cohorts in creation order, the order of the member indexes' lists. */
+  live: KeyedTable<string[]>;
+  /** Author id → ids of live cohorts with that member, in creation order. */
+  byAuthor: KeyedTable<string[]>;
+  /** Lower-case handle → ids of live manual cohorts with that handle as a not yet seen member, in creation order. */
+  byHandle: KeyedTable<string[]>;
+  /** Cohort-token key → the members' latest mentions of the token, none older than the window at the last one. */
+  windows: KeyedTable<Window>;
+  /** Cohort-token key → time of the last convergence event. */
+  lastFired: KeyedTable<number>;
+  /** Hour of event time (epoch hours) → the cohort-token keys whose window or cooldown was set in it. */
+  touchedByHour: KeyedTable<string[]>;
+  /** Under HOURS_KEY: the hours `touchedByHour` holds, ascending. */
+  touchedHours: KeyedTable<number[]>;
+}
+
+const CLOCK_KEY = 'clock';
+const LIVE_KEY = 'live';
+const HOURS_KEY = 'hours';
+
+export function createCohortsState(tables: TableSource = IN_MEMORY_TABLES): CohortsState {
+  return {
+    clock: tables.table('cohorts-clock'),
+    cohorts: tables.table('cohorts-records'),
+    live: tables.table('cohorts-live'),
+    byAuthor: tables.table('cohorts-by-author'),
+    byHandle: tables.table('cohorts-by-handle'),
+    windows: tables.table('cohorts-windows'),
+    lastFired: tables.table('cohorts-last-fired'),
+    touchedByHour: tables.table('cohorts-touched-by-hour'),
+    touchedHours: tables.table('cohorts-touched-hours'),
+  };
 }
 
 /** Why a command was not applied; the engine should dead-letter the command with it. */
@@ -117,6 +157,15 @@ export type CommandResult = { applied: true; version: number } | { applied: fals
 const dayStart = (t: number) => t - (((t % DAY_MS) + DAY_MS) % DAY_MS);
 const normaliseHandle = (handle: string) => handle.replace(/^@/, '').toLowerCase();
 const memberKey = (m: CohortMember) => m.authorId ?? `@${normaliseHandle(m.handle)}`;
+const cohortTokenKey = (cohortId: string, tokenId: string) => `${cohortId}\u0001${tokenId}`;
+
+function clockOf(state: CohortsState): Clock {
+  return state.clock.get(CLOCK_KEY) ?? { day: null, now: 0 };
+}
+
+function liveOrder(state: CohortsState): string[] {
+  return state.live.get(LIVE_KEY) ?? [];
+}
 
 /**
  * Moves event time to `t` (call before applying each event at t, after the authors module's
@@ -124,22 +173,22 @@ const memberKey = (m: CohortMember) => m.authorId ?? `@${normaliseHandle(m.handl
  * call creates the auto cohorts; each new day recomputes them and drops stale windows.
  */
 export function advanceTo(state: CohortsState, t: number, emitter: Emitter, authors: AuthorDirectory): void {
-  if (t > state.now) state.now = t;
+  const before = clockOf(state);
   const day = dayStart(t);
-  if (state.day === null) {
-    state.day = day;
+  const clock: Clock = { day: before.day === null || day > before.day ? day : before.day, now: Math.max(before.now, t) };
+  if (clock.day !== before.day || clock.now !== before.now) state.clock.set(CLOCK_KEY, clock);
+  if (before.day === null) {
     recomputeAuto(state, t, emitter, authors);
     return;
   }
-  if (day <= state.day) return;
-  state.day = day;
+  if (clock.day === before.day) return;
   recomputeAuto(state, day, emitter, authors);
   sweep(state, t);
 }
 
 /** Applies a mention; emits a convergence event for each cohort that converges on the token. */
 export function onMention(state: CohortsState, mention: Mention, emitter: Emitter, authors: AuthorDirectory, crowd: CrowdLookup): void {
-  const at = Math.max(mention.ts, state.now);
+  const at = Math.max(mention.ts, clockOf(state).now);
   const handleKey = `@${normaliseHandle(mention.authorHandle)}`;
   // Cohort id → the member key the author counts under there; by id before by handle.
   const matches = new Map<string, string>();
@@ -148,18 +197,18 @@ export function onMention(state: CohortsState, mention: Mention, emitter: Emitte
 
   for (const [cohortId, key] of matches) {
     const cohort = state.cohorts.get(cohortId)!;
-    const tokens = mapIn(state.windows, cohortId);
-    const window = tokens.get(mention.tokenId) ?? new Map<string, number>();
-    tokens.set(mention.tokenId, window);
-    window.set(key, at);
-    for (const [k, ts] of window) if (ts <= at - WINDOW_MS) window.delete(k);
+    const pair = cohortTokenKey(cohortId, mention.tokenId);
+    // The member's own entry moves to `at`; entries as old as the window go.
+    const earlier = (state.windows.get(pair) ?? []).filter(([k, ts]) => k !== key && ts > at - WINDOW_MS);
+    const window: Window = [...earlier, [key, at]];
+    state.windows.set(pair, window);
+    touch(state, pair, at);
 
     const threshold = Math.max(MIN_CONVERGING_MEMBERS, Math.ceil(CONVERGING_SHARE * cohort.members.length));
-    if (window.size < threshold) continue;
-    const fired = mapIn(state.lastFired, cohortId);
-    const last = fired.get(mention.tokenId);
+    if (window.length < threshold) continue;
+    const last = state.lastFired.get(pair);
     if (last !== undefined && at - last < CONVERGENCE_COOLDOWN_MS) continue;
-    fired.set(mention.tokenId, at);
+    state.lastFired.set(pair, at);
     emitter.emit({
       topic: COHORT_EVENTS_TOPIC,
       key: mention.tokenId,
@@ -169,9 +218,21 @@ export function onMention(state: CohortsState, mention: Mention, emitter: Emitte
   }
 }
 
+/** Lists the cohort-token key under the hour of `at`, once. */
+function touch(state: CohortsState, pair: string, at: number): void {
+  const hour = Math.floor(at / HOUR_MS);
+  const pairs = state.touchedByHour.get(String(hour));
+  if (pairs?.includes(pair)) return;
+  state.touchedByHour.set(String(hour), pairs ? [...pairs, pair] : [pair]);
+  if (pairs) return;
+  const hours = state.touchedHours.get(HOURS_KEY) ?? [];
+  const later = hours.findIndex((h) => h > hour);
+  state.touchedHours.set(HOURS_KEY, later === -1 ? [...hours, hour] : [...hours.slice(0, later), hour, ...hours.slice(later)]);
+}
+
 /** Applies a manual cohort command; only the owner may change, share or delete a cohort. */
 export function onCommand(state: CohortsState, command: CohortCommand, emitter: Emitter, authors: AuthorDirectory): CommandResult {
-  const at = Math.max(command.ts, state.now);
+  const at = Math.max(command.ts, clockOf(state).now);
   const existing = state.cohorts.get(command.cohortId);
   if (AUTO_RULES.some((r) => r.cohortId === command.cohortId)) {
     return { applied: false, reason: `${command.cohortId} is an auto cohort and cannot be changed` };
@@ -190,24 +251,17 @@ export function onCommand(state: CohortsState, command: CohortCommand, emitter: 
       rule: MANUAL_RULE,
       deleted: false,
     };
-    state.cohorts.set(cohort.cohortId, cohort);
-    return publishVersion(state, cohort, at, command.commandId, emitter);
+    return publishVersion(state, undefined, cohort, at, command.commandId, emitter);
   }
   if (!existing || existing.deleted) return { applied: false, reason: `${command.cohortId} does not exist` };
   if (existing.ownerKeyId !== command.ownerKeyId) return { applied: false, reason: `${command.cohortId} belongs to another key` };
-  switch (command.action) {
-    case 'set_members':
-      existing.members = resolveMembers(command.members, authors);
-      break;
-    case 'share':
-      existing.teamId = command.teamId;
-      break;
-    case 'delete':
-      existing.deleted = true;
-      existing.members = [];
-      break;
-  }
-  return publishVersion(state, existing, at, command.commandId, emitter);
+  const changed: CohortRecord =
+    command.action === 'set_members'
+      ? { ...existing, members: resolveMembers(command.members, authors) }
+      : command.action === 'share'
+        ? { ...existing, teamId: command.teamId }
+        : { ...existing, deleted: true, members: [] };
+  return publishVersion(state, existing, changed, at, command.commandId, emitter);
 }
 
 /** Handles (with or without @) or author ids → members, in the given order, without duplicates. */
@@ -243,9 +297,7 @@ function recomputeAuto(state: CohortsState, at: number, emitter: Emitter, author
       rule: rule.rule,
       deleted: false,
     };
-    cohort.members = members;
-    state.cohorts.set(rule.cohortId, cohort);
-    publishVersion(state, cohort, at, null, emitter);
+    publishVersion(state, current, { ...cohort, members }, at, null, emitter);
   }
 }
 
@@ -255,14 +307,17 @@ function sameMembers(a: readonly CohortMember[], b: readonly CohortMember[]): bo
   return b.every((m) => keys.has(memberKey(m)));
 }
 
+/** Keeps and emits the next version of `changed` (`previous` is the cohort before, undefined when new). */
 function publishVersion(
   state: CohortsState,
-  cohort: CohortRecord,
+  previous: CohortRecord | undefined,
+  changed: CohortRecord,
   at: number,
   commandId: string | null,
   emitter: Emitter,
 ): CommandResult {
-  cohort.version++;
+  const cohort: CohortRecord = { ...changed, version: changed.version + 1 };
+  state.cohorts.set(cohort.cohortId, cohort);
   const value: CohortVersion = {
     cohortId: cohort.cohortId,
     kind: cohort.kind,
@@ -277,35 +332,68 @@ function publishVersion(
     commandId,
   };
   emitter.emit({ topic: COHORTS_TOPIC, key: cohort.cohortId, value, timestamp: at });
-  reindex(state, cohort);
+  if (!previous) state.live.set(LIVE_KEY, [...liveOrder(state), cohort.cohortId]);
+  reindex(state, cohort.cohortId, previous?.members ?? [], cohort.members);
+  if (cohort.deleted) state.live.set(LIVE_KEY, liveOrder(state).filter((id) => id !== cohort.cohortId));
   return { applied: true, version: cohort.version };
 }
 
-/** Rebuilds the member indexes and forgets window entries of members who left. */
-function reindex(state: CohortsState, changed: CohortRecord): void {
-  state.byAuthor.clear();
-  state.byHandle.clear();
-  for (const cohort of state.cohorts.values()) {
-    if (cohort.deleted) continue;
-    for (const m of cohort.members) {
-      const index = m.authorId === null ? state.byHandle : state.byAuthor;
-      const key = m.authorId ?? normaliseHandle(m.handle);
-      const list = index.get(key);
-      if (list) list.push(cohort.cohortId);
-      else index.set(key, [cohort.cohortId]);
+/**
+ * Updates the member indexes for the members who joined or left the cohort, and forgets the
+ * window entries of those who left. Each index list stays in the live cohorts' creation
+ * order, as a rebuild over the cohorts in that order would give it.
+ */
+function reindex(state: CohortsState, cohortId: string, before: readonly CohortMember[], after: readonly CohortMember[]): void {
+  const had = new Set(before.map(memberKey));
+  const has = new Set(after.map(memberKey));
+  const left = before.filter((m) => !has.has(memberKey(m)));
+  for (const m of left) {
+    const [index, key] = indexEntry(state, m);
+    const rest = (index.get(key) ?? []).filter((id) => id !== cohortId);
+    if (rest.length === 0) index.delete(key);
+    else index.set(key, rest);
+  }
+  const order = liveOrder(state);
+  const rank = order.indexOf(cohortId);
+  for (const m of after) {
+    if (had.has(memberKey(m))) continue;
+    const [index, key] = indexEntry(state, m);
+    const ids = index.get(key) ?? [];
+    const next = ids.findIndex((id) => order.indexOf(id) > rank);
+    index.set(key, next === -1 ? [...ids, cohortId] : [...ids.slice(0, next), cohortId, ...ids.slice(next)]);
+  }
+  if (left.length > 0) forgetInWindows(state, cohortId, has);
+}
+
+function indexEntry(state: CohortsState, m: CohortMember): [KeyedTable<string[]>, string] {
+  return m.authorId === null ? [state.byHandle, normaliseHandle(m.handle)] : [state.byAuthor, m.authorId];
+}
+
+/**
+ * Drops from the cohort's windows the entries of members not in `members`. Only windows set in
+ * an hour that may hold an entry newer than the window before now: an older entry can never
+ * count again (a mention prunes them before counting, and mentions come at or after now).
+ */
+function forgetInWindows(state: CohortsState, cohortId: string, members: ReadonlySet<string>): void {
+  const since = clockOf(state).now - WINDOW_MS;
+  const prefix = cohortTokenKey(cohortId, '');
+  const done = new Set<string>();
+  for (const hour of state.touchedHours.get(HOURS_KEY) ?? []) {
+    if ((hour + 1) * HOUR_MS <= since) continue;
+    for (const pair of state.touchedByHour.get(String(hour))!) {
+      if (!pair.startsWith(prefix) || done.has(pair)) continue;
+      done.add(pair);
+      const window = state.windows.get(pair);
+      if (window) keepEntries(state, pair, window, window.filter(([k]) => members.has(k)));
     }
   }
-  const tokens = state.windows.get(changed.cohortId);
-  if (!tokens) return;
-  if (changed.deleted) {
-    state.windows.delete(changed.cohortId);
-    return;
-  }
-  const keys = new Set(changed.members.map(memberKey));
-  for (const [tokenId, window] of tokens) {
-    for (const k of window.keys()) if (!keys.has(k)) window.delete(k);
-    if (window.size === 0) tokens.delete(tokenId);
-  }
+}
+
+/** Sets the window to the entries kept, deleting it when none; writes nothing when all are kept. */
+function keepEntries(state: CohortsState, pair: string, window: Window, kept: Window): void {
+  if (kept.length === window.length) return;
+  if (kept.length === 0) state.windows.delete(pair);
+  else state.windows.set(pair, kept);
 }
 
 /**
@@ -317,7 +405,7 @@ function reindex(state: CohortsState, changed: CohortRecord): void {
 function convergence(
   cohort: CohortRecord,
   tokenId: string,
-  window: Map<string, number>,
+  window: Window,
   at: number,
   emitter: Emitter,
   authors: AuthorDirectory,
@@ -353,28 +441,28 @@ function convergence(
   };
 }
 
-/** Daily housekeeping: drops window entries older than the window and cooldowns that ended. */
+/**
+ * Daily housekeeping: the hours past the cooldown go, with what was set in them: every window
+ * entry and cooldown set in such an hour has expired (a key set again later is listed under a
+ * later hour too, and keeps what is still live). Entries of the later hours wait for a later
+ * sweep: expired ones never count (a mention prunes them first), so only the store's size
+ * depends on when they go. The sweep reads the keys set in about one day.
+ */
 function sweep(state: CohortsState, t: number): void {
-  for (const [cohortId, tokens] of state.windows) {
-    for (const [tokenId, window] of tokens) {
-      for (const [k, ts] of window) if (ts <= t - WINDOW_MS) window.delete(k);
-      if (window.size === 0) tokens.delete(tokenId);
+  const hours = state.touchedHours.get(HOURS_KEY) ?? [];
+  const expired = hours.filter((hour) => (hour + 1) * HOUR_MS <= t - CONVERGENCE_COOLDOWN_MS);
+  if (expired.length === 0) return;
+  for (const hour of expired) {
+    for (const pair of state.touchedByHour.get(String(hour))!) {
+      const window = state.windows.get(pair);
+      if (window) keepEntries(state, pair, window, window.filter(([, ts]) => ts > t - WINDOW_MS));
+      const fired = state.lastFired.get(pair);
+      if (fired !== undefined && t - fired >= CONVERGENCE_COOLDOWN_MS) state.lastFired.delete(pair);
     }
-    if (tokens.size === 0) state.windows.delete(cohortId);
+    state.touchedByHour.delete(String(hour));
   }
-  for (const [cohortId, tokens] of state.lastFired) {
-    for (const [tokenId, ts] of tokens) if (t - ts >= CONVERGENCE_COOLDOWN_MS) tokens.delete(tokenId);
-    if (tokens.size === 0) state.lastFired.delete(cohortId);
-  }
-}
-
-function mapIn<V>(outer: Map<string, Map<string, V>>, key: string): Map<string, V> {
-  let inner = outer.get(key);
-  if (!inner) {
-    inner = new Map();
-    outer.set(key, inner);
-  }
-  return inner;
+  // The hours are ascending, so the expired ones are the first.
+  state.touchedHours.set(HOURS_KEY, hours.slice(expired.length));
 }
 
 /** Whether the author (by id) is a member of the live cohort now; read-only, for per-mention joins. */

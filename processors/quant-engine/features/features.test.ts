@@ -183,7 +183,7 @@ describe('features', () => {
       price_change_15m: 3 / 2 - 1,
       late_events_24h: 2,
     });
-    expect(p.features.lateEvents).toBe(2);
+    expect(p.features.clock.get('clock')!.lateEvents).toBe(2);
     advance(p, T0 + 25 * HOUR);
     // Quiet since T0+26m: hourly snapshots from T0+30m. The late events arrived in hour T0.
     expect(features(p, 'tk_1', T0 + 23 * HOUR + 30 * MIN).late_events_24h).toBe(2);

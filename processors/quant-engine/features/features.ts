@@ -9,12 +9,14 @@ import type {
   TokenInfo,
   TokenLookup,
 } from '../contracts.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 import { FEATURE_VERSION, UNSCORED_AUTHOR_WEIGHT, type FeatureVector } from './definitions.ts';
 import {
   addMention,
   addTick,
   advanceMarket,
   advanceSocial,
+  carriedFirstSeen,
   createMarketWindows,
   createSocialWindows,
   M15M,
@@ -38,6 +40,12 @@ import {
  * by then. An event with a time at or before a grid time already processed
  * is late: it is applied for the future and counted in late_events_24h, and no emitted
  * snapshot is ever rewritten.
+ *
+ * The state lives in tables (runtime/state/tables.ts): an event sets its token's value (its
+ * windows, bounded by the longest one) and, as time moves, the clock; a mention by an author
+ * new to the token one more key. A store on disk so writes at a checkpoint only the tokens
+ * that changed. Snapshots go in the registry's order of tokens (TokenLookup.all()), never in
+ * a table's.
  */
 
 export const FEATURES_TOPIC = TOPICS.features.name;
@@ -46,6 +54,7 @@ export const SNAPSHOT_GRID_MS = 5 * 60_000;
 export const MAX_SNAPSHOT_GAP_MS = 3_600_000;
 const HOUR = 3_600_000;
 
+/** One token's value: bounded by the 24 h windows (ticks and mentions of the last day or two). */
 interface TokenFeatures {
   social: SocialWindows;
   market: MarketWindows;
@@ -56,8 +65,8 @@ interface TokenFeatures {
   late: [number, number][];
 }
 
-export interface FeaturesState {
-  tokens: Map<string, TokenFeatures>;
+/** Where the grid and event time stand, under CLOCK_KEY. */
+interface FeaturesClock {
   /** Next grid time to process; null before the first event. */
   nextBoundary: number | null;
   /** Latest grid time processed: events at or before it are late. */
@@ -68,8 +77,32 @@ export interface FeaturesState {
   lateEvents: number;
 }
 
-export function createFeaturesState(): FeaturesState {
-  return { tokens: new Map(), nextBoundary: null, processedThrough: -Infinity, now: -Infinity, lateEvents: 0 };
+/** Kept in tables (runtime/state/tables.ts). */
+export interface FeaturesState {
+  /** Token id → its windows and snapshot bookkeeping; a token gets one at its first event or snapshot. */
+  tokens: KeyedTable<TokenFeatures>;
+  /**
+   * firstSeenKey(token, author) → time of the author's first mention of the token, ever: kept
+   * for good (new_author_share_1h looks back past every window), so a key per pair rather
+   * than inside the token's value. Read at each mention; snapshots read the copy the windows
+   * keep on the entry carrying the author.
+   */
+  firstSeen: KeyedTable<number>;
+  clock: KeyedTable<FeaturesClock>;
+}
+
+const CLOCK_KEY = 'clock';
+
+export function createFeaturesState(tables: TableSource = IN_MEMORY_TABLES): FeaturesState {
+  return { tokens: tables.table('features-tokens'), firstSeen: tables.table('features-first-seen'), clock: tables.table('features-clock') };
+}
+
+function clockOf(state: FeaturesState): FeaturesClock {
+  return state.clock.get(CLOCK_KEY) ?? { nextBoundary: null, processedThrough: -Infinity, now: -Infinity, lateEvents: 0 };
+}
+
+function firstSeenKey(tokenId: string, authorId: string): string {
+  return `${tokenId}\u0001${authorId}`;
 }
 
 /**
@@ -78,9 +111,15 @@ export function createFeaturesState(): FeaturesState {
  * advancing the modules the snapshot joins to that grid time.
  */
 export function nextSnapshotTime(state: FeaturesState, t: number): number | null {
-  if (t > state.now) state.now = t;
-  state.nextBoundary ??= Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS;
-  return state.nextBoundary < t ? state.nextBoundary : null;
+  const clock = clockOf(state);
+  const nextBoundary = clock.nextBoundary ?? Math.ceil(t / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS;
+  // Changed in place and set only when it moves: this runs at least once per event.
+  if (t > clock.now || nextBoundary !== clock.nextBoundary) {
+    clock.now = Math.max(clock.now, t);
+    clock.nextBoundary = nextBoundary;
+    state.clock.set(CLOCK_KEY, clock);
+  }
+  return nextBoundary < t ? nextBoundary : null;
 }
 
 /**
@@ -100,6 +139,7 @@ export function snapshotsAt(
 ): readonly FeatureSnapshot[] {
   const snapshots: FeatureSnapshot[] = [];
   for (const info of tokens.all()) {
+    // A token without a value yet has no snapshot yet either: due, and set below.
     const tf = tokenFeatures(state, info.tokenId);
     if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
     const snapshot = buildSnapshot(tf, info, b, emitter, quality, narratives);
@@ -107,9 +147,9 @@ export function snapshotsAt(
     snapshots.push(snapshot);
     tf.changed = false;
     tf.lastSnapshotAt = b;
+    state.tokens.set(info.tokenId, tf);
   }
-  state.processedThrough = b;
-  state.nextBoundary = b + SNAPSHOT_GRID_MS;
+  state.clock.set(CLOCK_KEY, { ...clockOf(state), processedThrough: b, nextBoundary: b + SNAPSHOT_GRID_MS });
   return snapshots;
 }
 
@@ -125,13 +165,20 @@ export function featuresOnTick(state: FeaturesState, tick: MarketTick): void {
     marketCap: tick.marketCapUsd,
   });
   tf.changed = true;
+  state.tokens.set(tick.tokenId, tf);
 }
 
 export function featuresOnMention(state: FeaturesState, mention: Mention): void {
   const tf = tokenFeatures(state, mention.tokenId);
   noteIfLate(state, tf, mention.ts);
-  addMention(tf.social, mention.ts, mention.authorId, mention.engagement);
+  const key = firstSeenKey(mention.tokenId, mention.authorId);
+  // An author active on the token in the last day has it in the windows: no read of the big table.
+  const known = carriedFirstSeen(tf.social, mention.authorId) ?? state.firstSeen.get(key);
+  const firstSeen = known === undefined ? mention.ts : Math.min(known, mention.ts);
+  if (firstSeen !== known) state.firstSeen.set(key, firstSeen);
+  addMention(tf.social, mention.ts, mention.authorId, mention.engagement, firstSeen);
   tf.changed = true;
+  state.tokens.set(mention.tokenId, tf);
 }
 
 /** Latest price per token as of the current event time; reads the live state. */
@@ -139,19 +186,17 @@ export function featuresPriceLookup(state: FeaturesState): PriceLookup {
   return { lastPrice: (tokenId) => state.tokens.get(tokenId)?.market.last?.price ?? null };
 }
 
+/** The token's value, or a new one: the caller changes it and sets it. */
 function tokenFeatures(state: FeaturesState, tokenId: string): TokenFeatures {
-  let tf = state.tokens.get(tokenId);
-  if (!tf) {
-    tf = { social: createSocialWindows(), market: createMarketWindows(), changed: false, lastSnapshotAt: null, late: [] };
-    state.tokens.set(tokenId, tf);
-  }
-  return tf;
+  return state.tokens.get(tokenId) ?? { social: createSocialWindows(), market: createMarketWindows(), changed: false, lastSnapshotAt: null, late: [] };
 }
 
+/** Counts an event at `ts` if it is late, in the clock and in the token's value (which the caller sets). */
 function noteIfLate(state: FeaturesState, tf: TokenFeatures, ts: number): void {
-  if (ts > state.processedThrough) return;
-  state.lateEvents++;
-  const hour = Math.floor(state.now / HOUR) * HOUR;
+  const clock = clockOf(state);
+  if (ts > clock.processedThrough) return;
+  state.clock.set(CLOCK_KEY, { ...clock, lateEvents: clock.lateEvents + 1 });
+  const hour = Math.floor(clock.now / HOUR) * HOUR;
   const last = tf.late.at(-1);
   if (last && last[0] === hour) last[1]++;
   else tf.late.push([hour, 1]);
@@ -193,7 +238,7 @@ function buildSnapshot(
     if (!e.latest) continue;
     const score = quality.researchScore(e.authorId);
     weighted += score === null ? UNSCORED_AUTHOR_WEIGHT : score / 100;
-    if (s.firstSeen.get(e.authorId)! > b - HOUR) newAuthors++;
+    if (e.firstSeen > b - HOUR) newAuthors++;
   }
 
   const last = m.last;

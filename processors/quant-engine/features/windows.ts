@@ -4,7 +4,8 @@
  * Moving the windows forward only advances the start indexes, so each event is added once
  * and expired once per window: O(1) amortised. Late events are inserted at their place in
  * time (binary search), and count in a window only if they fall inside it.
- * Plain data only: the state is checkpointed with v8.serialize.
+ * Plain data only, with no object referenced twice: a token's windows are one value of a
+ * table (features.ts), which a store on disk encodes with msgpack.
  */
 
 const MIN = 60_000;
@@ -24,6 +25,8 @@ export interface MentionEntry {
   engagement: number;
   /** True while this is the author's most recent mention of the token: it carries the author in unique counts. */
   latest: boolean;
+  /** Time of the author's first mention of the token, ever; kept up to date on the entry carrying the author only. */
+  firstSeen: number;
 }
 
 export interface SocialWindows {
@@ -34,10 +37,11 @@ export interface SocialWindows {
   mentions: number[];
   authors: number[];
   engagement: number[];
-  /** Each author's latest mention while it lies inside the longest window. */
-  latestByAuthor: Map<string, MentionEntry>;
-  /** Time of each author's first mention of the token, ever. */
-  firstSeen: Map<string, number>;
+  /**
+   * Time of each author's latest mention while it lies inside the longest window, by
+   * authorKey(): the entry of that author at that time with `latest` set is the one carrying it.
+   */
+  latestByAuthor: Record<string, number>;
   /** End of the windows: the time they were last moved to. */
   at: number;
   /** Time of the latest mention. */
@@ -78,8 +82,7 @@ export function createSocialWindows(): SocialWindows {
     mentions: zeros(),
     authors: zeros(),
     engagement: zeros(),
-    latestByAuthor: new Map(),
-    firstSeen: new Map(),
+    latestByAuthor: {},
     at: -Infinity,
     lastTs: null,
   };
@@ -90,13 +93,21 @@ export function createMarketWindows(): MarketWindows {
   return { ticks: [], start: zeros(), volume: zeros(), trades: zeros(), at: -Infinity, last: null };
 }
 
-export function addMention(s: SocialWindows, ts: number, authorId: string, engagement: number): void {
-  const first = s.firstSeen.get(authorId);
-  if (first === undefined || ts < first) s.firstSeen.set(authorId, ts);
+/**
+ * Adds a mention; `firstSeen` is the author's first mention of the token, ever, this one
+ * included (features.ts keeps it for good): the entry carrying the author holds it, so a
+ * snapshot reads it there.
+ */
+export function addMention(s: SocialWindows, ts: number, authorId: string, engagement: number, firstSeen: number): void {
   if (s.lastTs === null || ts > s.lastTs) s.lastTs = ts;
   const W = SOCIAL_WINDOWS_MS;
+  const key = authorKey(authorId);
+  const prevTs = s.latestByAuthor[key];
+  const prev = prevTs === undefined ? undefined : latestEntry(s.entries, authorId, prevTs);
+  // A late mention older than the author's latest (or than every window) may be its first.
+  if (prev && prev.ts > ts) prev.firstSeen = firstSeen;
   if (ts <= s.at - W[W.length - 1]) return; // too late for any window
-  const entry: MentionEntry = { ts, authorId, engagement, latest: false };
+  const entry: MentionEntry = { ts, authorId, engagement, latest: false, firstSeen };
   insertSorted(s.entries, entry);
   for (let w = 0; w < W.length; w++) {
     if (ts > s.at - W[w]) {
@@ -106,15 +117,20 @@ export function addMention(s: SocialWindows, ts: number, authorId: string, engag
       s.start[w]++; // inserted before the window's start
     }
   }
-  const prev = s.latestByAuthor.get(authorId);
   if (prev && prev.ts > ts) return; // a late mention older than the author's latest
   if (prev) {
     prev.latest = false;
     for (let w = 0; w < W.length; w++) if (prev.ts > s.at - W[w]) s.authors[w]--;
   }
   entry.latest = true;
-  s.latestByAuthor.set(authorId, entry);
+  s.latestByAuthor[key] = ts;
   for (let w = 0; w < W.length; w++) if (ts > s.at - W[w]) s.authors[w]++;
+}
+
+/** The author's first mention of the token, as the entry carrying the author holds it; undefined when none does. */
+export function carriedFirstSeen(s: SocialWindows, authorId: string): number | undefined {
+  const ts = s.latestByAuthor[authorKey(authorId)];
+  return ts === undefined ? undefined : latestEntry(s.entries, authorId, ts).firstSeen;
 }
 
 /** Moves the windows' end to `now` (never backwards). */
@@ -133,7 +149,7 @@ export function advanceSocial(s: SocialWindows, now: number): void {
       s.engagement[w] -= e.engagement;
       if (e.latest) {
         s.authors[w]--;
-        if (w === longest) s.latestByAuthor.delete(e.authorId);
+        if (w === longest) delete s.latestByAuthor[authorKey(e.authorId)];
       }
     }
     s.start[w] = i;
@@ -190,6 +206,29 @@ export function advanceMarket(m: MarketWindows, now: number): void {
 export function priceAtWindowStart(m: MarketWindows, w: number): number | null {
   const i = m.start[w] - 1;
   return i >= 0 ? m.ticks[i].price : null;
+}
+
+/**
+ * An author's key in latestByAuthor: prefixed, so that no author id is read as a property
+ * every object has (`constructor`) or renamed by msgpack (`__proto__`).
+ */
+function authorKey(authorId: string): string {
+  return `a:${authorId}`;
+}
+
+/** The author's entry carrying it, at time `ts`: found by binary search, then among the entries of that time. */
+function latestEntry(entries: MentionEntry[], authorId: string, ts: number): MentionEntry {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid].ts < ts) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < entries.length && entries[i].ts === ts; i++) {
+    if (entries[i].latest && entries[i].authorId === authorId) return entries[i];
+  }
+  throw new Error(`no latest mention by ${authorId} at ${ts}`);
 }
 
 /** Inserts after every item with ts <= item.ts, so equal times keep their arrival order. */

@@ -3,7 +3,7 @@ import { MentionSchema } from '../../../schemas/records.ts';
 import { UnresolvedRefSchema, type UnresolvedRef } from '../../../schemas/records/quant-market.ts';
 import { avroRoundTrip, evmAddress, post, recordingEmitter, T0, tokenMeta } from '../tokens/fixtures.ts';
 import { applyTokenMeta, createTokensState, type TokensState } from '../tokens/registry.ts';
-import { createMentionsState, mentionsFromPost, MENTIONS_TOPIC, UNRESOLVED_REFS_TOPIC } from './mentions.ts';
+import { createMentionsState, mentionCounts, mentionsFromPost, MENTIONS_TOPIC, UNRESOLVED_REFS_TOPIC } from './mentions.ts';
 
 function registry(): TokensState {
   const tokens = createTokensState();
@@ -44,7 +44,7 @@ describe('mentionsFromPost', () => {
       [MENTIONS_TOPIC, 'tk_c', T0 + 1000],
       [MENTIONS_TOPIC, 'tk_a', T0 + 1000],
     ]);
-    expect(state.mentions).toBe(2);
+    expect(mentionCounts(state).mentions).toBe(2);
     for (const m of mentions) expect(MentionSchema.parse(avroRoundTrip('mention', m))).toEqual(m);
   });
 
@@ -63,7 +63,7 @@ describe('mentionsFromPost', () => {
       { postId: 'po_2', ref: 'not a ref!', reason: 'invalid', ts: T0 + 5 },
     ]);
     expect(emitter.outputs.every((o) => o.key === 'po_2' && o.timestamp === T0 + 5)).toBe(true);
-    expect(state.unresolved).toEqual({ invalid: 1, unknown_symbol: 1, unknown_id: 1, unknown_address: 2 });
+    expect(mentionCounts(state).unresolved).toEqual({ invalid: 1, unknown_symbol: 1, unknown_id: 1, unknown_address: 2 });
     for (const u of unresolved) expect(UnresolvedRefSchema.parse(avroRoundTrip('unresolved-ref', u))).toEqual(u);
   });
 
@@ -74,7 +74,7 @@ describe('mentionsFromPost', () => {
     mentionsFromPost(state, tokens, post('po_1', 'au_1', T0, ['$NEW']), emitter);
     applyTokenMeta(tokens, tokenMeta('tk_n', 'NEW', T0 + 1));
     const later = mentionsFromPost(state, tokens, post('po_2', 'au_1', T0 + 2, ['$NEW']), emitter);
-    expect(state.unresolved.unknown_symbol).toBe(1);
+    expect(mentionCounts(state).unresolved.unknown_symbol).toBe(1);
     expect(later.map((m) => m.tokenId)).toEqual(['tk_n']);
   });
 

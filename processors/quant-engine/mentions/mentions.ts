@@ -2,6 +2,7 @@ import { TOPICS } from '../../../schemas/catalogue.ts';
 import type { Mention, Post } from '../../../schemas/records.ts';
 import { UNRESOLVED_REASONS, type UnresolvedReason, type UnresolvedRef } from '../../../schemas/records/quant-market.ts';
 import type { Emitter } from '../contracts.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 import { noteMention, resolveTokenRef, type TokensState } from '../tokens/registry.ts';
 
 /**
@@ -13,16 +14,25 @@ import { noteMention, resolveTokenRef, type TokensState } from '../tokens/regist
 export const MENTIONS_TOPIC = TOPICS.mentions.name;
 export const UNRESOLVED_REFS_TOPIC = TOPICS.unresolvedRefs.name;
 
-export interface MentionsState {
+export interface MentionCounts {
   mentions: number;
   unresolved: Record<UnresolvedReason, number>;
 }
 
-export function createMentionsState(): MentionsState {
-  return {
-    mentions: 0,
-    unresolved: Object.fromEntries(UNRESOLVED_REASONS.map((r) => [r, 0])) as Record<UnresolvedReason, number>,
-  };
+/** The counts under one key of a table. */
+export interface MentionsState {
+  counts: KeyedTable<MentionCounts>;
+}
+
+const COUNTS_KEY = 'counts';
+
+export function createMentionsState(tables: TableSource = IN_MEMORY_TABLES): MentionsState {
+  return { counts: tables.table('mentions-counts') };
+}
+
+/** Mentions emitted and references left unresolved, by reason, so far. */
+export function mentionCounts(state: MentionsState): MentionCounts {
+  return state.counts.get(COUNTS_KEY) ?? { mentions: 0, unresolved: Object.fromEntries(UNRESOLVED_REASONS.map((r) => [r, 0])) as Record<UnresolvedReason, number> };
 }
 
 /**
@@ -32,6 +42,7 @@ export function createMentionsState(): MentionsState {
  * so the order of references within a post cannot change which token a shared symbol means.
  */
 export function mentionsFromPost(state: MentionsState, tokens: TokensState, post: Post, emitter: Emitter): Mention[] {
+  const counts = mentionCounts(state);
   const resolved = new Map<string, { ref: string; kind: Mention['refKind'] }>();
   for (const ref of new Set(post.tokenRefs)) {
     const r = resolveTokenRef(tokens, ref, post.ts);
@@ -39,7 +50,7 @@ export function mentionsFromPost(state: MentionsState, tokens: TokensState, post
       if (!resolved.has(r.tokenId)) resolved.set(r.tokenId, { ref, kind: r.kind });
       continue;
     }
-    state.unresolved[r.reason]++;
+    counts.unresolved[r.reason]++;
     const value: UnresolvedRef = { postId: post.postId, ref, reason: r.reason, ts: post.ts };
     emitter.emit({ topic: UNRESOLVED_REFS_TOPIC, key: post.postId, value, timestamp: post.ts });
   }
@@ -62,6 +73,7 @@ export function mentionsFromPost(state: MentionsState, tokens: TokensState, post
     emitter.emit({ topic: MENTIONS_TOPIC, key: tokenId, value: mention, timestamp: post.ts });
     mentions.push(mention);
   }
-  state.mentions += mentions.length;
+  counts.mentions += mentions.length;
+  state.counts.set(COUNTS_KEY, counts);
   return mentions;
 }

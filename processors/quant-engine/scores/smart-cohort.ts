@@ -1,4 +1,5 @@
 import type { Mention } from '../contracts.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 
 /**
  * Mentions by members of the auto cohort cohort_top-research, per token, for the
@@ -11,27 +12,22 @@ const DAY_MS = 24 * 3_600_000;
 
 export interface SmartCohortState {
   /** Token id → members' mentions in arrival order; pruned when the first is a day older than a new one. */
-  tokens: Map<string, { ts: number; authorId: string }[]>;
+  tokens: KeyedTable<{ ts: number; authorId: string }[]>;
 }
 
-export function createSmartCohortState(): SmartCohortState {
-  return { tokens: new Map() };
+export function createSmartCohortState(tables: TableSource = IN_MEMORY_TABLES): SmartCohortState {
+  return { tokens: tables.table('smart-cohort-mentions') };
 }
 
 /** Records a mention when its author is a member now; call for every mention, in log order. */
 export function smartMoneyOnMention(state: SmartCohortState, mention: Mention, isMember: boolean): void {
   if (!isMember) return;
-  const entries = state.tokens.get(mention.tokenId);
-  const entry = { ts: mention.ts, authorId: mention.authorId };
-  if (!entries) {
-    state.tokens.set(mention.tokenId, [entry]);
-    return;
-  }
-  entries.push(entry);
+  const entries = state.tokens.get(mention.tokenId) ?? [];
+  entries.push({ ts: mention.ts, authorId: mention.authorId });
   // Snapshots read at times at or after the newest event (a late one is older still), so
   // entries a day older than this mention can never be inside a future window.
   const horizon = mention.ts - DAY_MS;
-  if (entries[0].ts <= horizon) state.tokens.set(mention.tokenId, entries.filter((e) => e.ts > horizon));
+  state.tokens.set(mention.tokenId, entries[0].ts <= horizon ? entries.filter((e) => e.ts > horizon) : entries);
 }
 
 export interface SmartCohortActivity {

@@ -1,6 +1,7 @@
 import type { TokenMeta } from '../../../schemas/records.ts';
 import { addressFamily, normaliseAddress, parseTokenRef, type TokenRef } from '../../../schemas/token-ref.ts';
 import type { UnresolvedReason } from '../../../schemas/records/quant-market.ts';
+import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 import type { TokenInfo, TokenLookup } from '../contracts.ts';
 
 /**
@@ -8,11 +9,18 @@ import type { TokenInfo, TokenLookup } from '../contracts.ts';
  * and address for resolving references, and per-token mention activity over the trailing
  * 24 hours so that a symbol (or bare address) shared by several tokens resolves to the most
  * active of them at that moment.
+ *
+ * Everything lives in tables keyed by token id, symbol or address, so resolving a reference
+ * costs a few gets and a checkpoint writes only the tokens that changed; the order in which
+ * tokens were first listed (the order of `all()`) is kept in blocks of ids.
  */
 
 const BUCKET_MS = 5 * 60_000;
 /** 24 hours of 5-minute buckets: the trailing window starts on a 5-minute step. */
 const BUCKETS = 288;
+/** Token ids per block of the listing order: listing a token changes only the last block. */
+const LISTING_BLOCK = 256;
+const LISTED_KEY = 'listed';
 
 interface RegisteredToken extends TokenInfo {
   /** Event time of the record the fields come from; an older record arriving later is ignored. */
@@ -29,21 +37,38 @@ interface Activity {
   total: number;
 }
 
+/**
+ * Kept in tables (runtime/state/tables.ts): a checkpoint of a task's store on disk writes the
+ * tokens listed or re-listed, their index entries and the activity of the tokens mentioned.
+ */
 export interface TokensState {
-  tokens: Map<string, RegisteredToken>;
+  /** Token id → the token as its latest metadata describes it. */
+  tokens: KeyedTable<RegisteredToken>;
+  /** Block number → token ids in the order first listed, LISTING_BLOCK to a block. */
+  listing: KeyedTable<string[]>;
+  /** Under LISTED_KEY: how many tokens were listed, the length of `listing`. */
+  listed: KeyedTable<number>;
   /** Upper-cased symbol → token ids, in listing order. */
-  bySymbol: Map<string, string[]>;
+  bySymbol: KeyedTable<string[]>;
   /** Canonical address → token ids; one EVM address can be deployed on several chains. */
-  byAddress: Map<string, string[]>;
-  activity: Map<string, Activity>;
+  byAddress: KeyedTable<string[]>;
+  /** Token id → its mentions of the trailing 24 hours. */
+  activity: KeyedTable<Activity>;
 }
 
 export type RefResolution =
   | { ok: true; tokenId: string; kind: TokenRef['kind'] }
   | { ok: false; reason: UnresolvedReason };
 
-export function createTokensState(): TokensState {
-  return { tokens: new Map(), bySymbol: new Map(), byAddress: new Map(), activity: new Map() };
+export function createTokensState(tables: TableSource = IN_MEMORY_TABLES): TokensState {
+  return {
+    tokens: tables.table('tokens-registered'),
+    listing: tables.table('tokens-listing'),
+    listed: tables.table('tokens-listed'),
+    bySymbol: tables.table('tokens-by-symbol'),
+    byAddress: tables.table('tokens-by-address'),
+    activity: tables.table('tokens-activity'),
+  };
 }
 
 /** Applies a metadata record; returns the token as the registry now knows it. */
@@ -51,13 +76,17 @@ export function applyTokenMeta(state: TokensState, meta: TokenMeta): TokenInfo {
   const existing = state.tokens.get(meta.tokenId);
   if (existing && meta.ts < existing.updatedAt) {
     // A stale record: only its listing time can still teach us something.
-    existing.listedAt = Math.min(existing.listedAt, meta.ts);
-    return existing;
+    if (meta.ts >= existing.listedAt) return existing;
+    const relisted = { ...existing, listedAt: meta.ts };
+    state.tokens.set(meta.tokenId, relisted);
+    return relisted;
   }
   const addressKey = normaliseAddress(meta.address, addressFamily(meta.chain)) ?? meta.address;
   if (existing) {
     unindex(state.bySymbol, existing.symbol.toUpperCase(), existing.tokenId);
     unindex(state.byAddress, existing.addressKey, existing.tokenId);
+  } else {
+    list(state, meta.tokenId);
   }
   const token: RegisteredToken = {
     tokenId: meta.tokenId,
@@ -77,12 +106,29 @@ export function applyTokenMeta(state: TokensState, meta: TokenMeta): TokenInfo {
   return token;
 }
 
+/** Appends a token new to the registry to the listing order. */
+function list(state: TokensState, tokenId: string): void {
+  const listed = state.listed.get(LISTED_KEY) ?? 0;
+  const blockKey = String(Math.floor(listed / LISTING_BLOCK));
+  const block = listed % LISTING_BLOCK === 0 ? [] : state.listing.get(blockKey)!;
+  state.listing.set(blockKey, [...block, tokenId]);
+  state.listed.set(LISTED_KEY, listed + 1);
+}
+
 /** Read access for downstream modules; reads the live state, so create it once per state object. */
 export function tokenLookup(state: TokensState): TokenLookup {
   return {
     get: (tokenId) => state.tokens.get(tokenId),
-    all: () => state.tokens.values(),
+    all: () => listedTokens(state),
   };
+}
+
+/** Every token, in the order first listed. */
+function* listedTokens(state: TokensState): Iterable<TokenInfo> {
+  const listed = state.listed.get(LISTED_KEY) ?? 0;
+  for (let b = 0; b * LISTING_BLOCK < listed; b++) {
+    for (const tokenId of state.listing.get(String(b))!) yield state.tokens.get(tokenId)!;
+  }
 }
 
 /**
@@ -116,23 +162,25 @@ export function resolveTokenRef(state: TokensState, ref: string, t: number): Ref
 /** Counts a resolved mention of the token at `t` towards its trailing-24h activity. */
 export function noteMention(state: TokensState, tokenId: string, t: number): void {
   const bucket = Math.floor(t / BUCKET_MS);
-  let a = state.activity.get(tokenId);
-  if (!a) {
-    a = { bucket, counts: new Uint32Array(BUCKETS), total: 0 };
-    state.activity.set(tokenId, a);
-  }
+  const a = state.activity.get(tokenId) ?? { bucket, counts: new Uint32Array(BUCKETS), total: 0 };
   roll(a, bucket);
   // A late mention older than the ring no longer counts for anything.
-  if (bucket <= a.bucket - BUCKETS) return;
-  a.counts[bucket % BUCKETS]++;
-  a.total++;
+  if (bucket > a.bucket - BUCKETS) {
+    a.counts[bucket % BUCKETS]++;
+    a.total++;
+  }
+  state.activity.set(tokenId, a);
 }
 
-/** Mentions of the token in the trailing 24 hours as of `t`, at 5-minute resolution. */
+/**
+ * Mentions of the token in the trailing 24 hours as of `t`, at 5-minute resolution. Asking
+ * moves the token's ring forward to `t` for good (and so writes it): a later question about
+ * an earlier time, or a late mention, finds the ring where the latest question left it.
+ */
 export function activity24h(state: TokensState, tokenId: string, t: number): number {
   const a = state.activity.get(tokenId);
   if (!a) return 0;
-  roll(a, Math.floor(t / BUCKET_MS));
+  if (roll(a, Math.floor(t / BUCKET_MS))) state.activity.set(tokenId, a);
   return a.total;
 }
 
@@ -156,9 +204,9 @@ function mostActive(state: TokensState, candidates: string[], t: number): string
   return best?.id;
 }
 
-/** Moves the ring forward to `bucket`, emptying the buckets that fall out of the 24 hours. */
-function roll(a: Activity, bucket: number): void {
-  if (bucket <= a.bucket) return;
+/** Moves the ring forward to `bucket`, emptying the buckets that fall out of the 24 hours; false when it was there already. */
+function roll(a: Activity, bucket: number): boolean {
+  if (bucket <= a.bucket) return false;
   if (bucket - a.bucket >= BUCKETS) {
     a.counts.fill(0);
     a.total = 0;
@@ -170,18 +218,17 @@ function roll(a: Activity, bucket: number): void {
     }
   }
   a.bucket = bucket;
+  return true;
 }
 
-function index(map: Map<string, string[]>, key: string, tokenId: string): void {
-  const ids = map.get(key);
-  if (ids) ids.push(tokenId);
-  else map.set(key, [tokenId]);
+function index(table: KeyedTable<string[]>, key: string, tokenId: string): void {
+  table.set(key, [...(table.get(key) ?? []), tokenId]);
 }
 
-function unindex(map: Map<string, string[]>, key: string, tokenId: string): void {
-  const ids = map.get(key);
+function unindex(table: KeyedTable<string[]>, key: string, tokenId: string): void {
+  const ids = table.get(key);
   if (!ids) return;
   const rest = ids.filter((id) => id !== tokenId);
-  if (rest.length > 0) map.set(key, rest);
-  else map.delete(key);
+  if (rest.length > 0) table.set(key, rest);
+  else table.delete(key);
 }

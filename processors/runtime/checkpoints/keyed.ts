@@ -49,17 +49,19 @@ export class KeyedCheckpoints implements CheckpointStore {
   }
 
   async save<State>(_processor: string, task: number, checkpoint: Checkpoint<State>): Promise<void> {
+    const started = performance.now();
     const store = await this.storeOf(task);
     const position = { positions: checkpoint.positions, maxEventTime: checkpoint.maxEventTime };
     const changelog = this.changelogs.get(task);
+    const changes = store.changes();
     let keysWritten: number;
     if (changelog) {
       store.assertHeld(); // a holder fenced out here writes nothing more to the changelog either
-      const changes = store.changes();
       const at = await changelog.append(changes, position, (key) => store.committedBytes(key));
       keysWritten = store.commit(position, changes, at).keysWritten;
-    } else keysWritten = store.commit(position).keysWritten;
-    this.logger?.debug({ processor: this.processor.name, task, keysWritten }, 'checkpoint committed');
+    } else keysWritten = store.commit(position, changes).keysWritten;
+    const bytesWritten = changes.reduce((sum, change) => sum + (change.bytes?.length ?? 0), 0);
+    this.logger?.debug({ processor: this.processor.name, task, keysWritten, bytesWritten, ms: performance.now() - started }, 'checkpoint committed');
   }
 
   private async storeOf(task: number): Promise<TaskStateStore> {

@@ -1,4 +1,5 @@
 import { mkdir, open as openFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { decodeStateValue, encodeStateValue } from './encoding.ts';
@@ -22,6 +23,8 @@ const FORMAT_KEY = '\u0001format';
 const META_KEY = '\u0001meta';
 /** The number of the task's latest holder: each process that takes the task counts it up. */
 const HOLDER_KEY = '\u0001holder';
+/** Which process that holder is, for the messages of those it fenced out (and for operators). */
+const HOLDER_PROCESS_KEY = '\u0001holder-process';
 /** Clean entries kept in memory per table; changed ones stay until the next commit. */
 const DEFAULT_CACHE_ENTRIES = 50_000;
 
@@ -53,6 +56,12 @@ interface StoredMeta {
   /** null for -Infinity, which msgpack keeps but JSON-minded readers of the file would not. */
   maxEventTime: number | null;
   changelog?: ChangelogPosition;
+}
+
+/** The process that took a task last. */
+export interface HolderProcess {
+  pid: number;
+  host: string;
 }
 
 /** A store file that cannot be used as it is: the message names the file and how to rebuild it. */
@@ -216,7 +225,9 @@ export class TaskStateStore implements TableSource {
   private holder = 0;
   /** Throws a TaskTakenOverError once another holder took the task. */
   readonly assertHeld = (): void => {
-    if (readValue(this.db, HOLDER_KEY) !== this.holder) throw new TaskTakenOverError(`another process took the task of ${this.file} over from this one`);
+    if (readValue(this.db, HOLDER_KEY) === this.holder) return;
+    const by = readValue<HolderProcess>(this.db, HOLDER_PROCESS_KEY);
+    throw new TaskTakenOverError(`another process${by ? ` (pid ${by.pid} on ${by.host})` : ''} took the task of ${this.file} over from this one`);
   };
 
   private constructor(
@@ -276,6 +287,7 @@ export class TaskStateStore implements TableSource {
     this.db.transactionSync(() => {
       this.holder = (readValue<number>(this.db, HOLDER_KEY) ?? 0) + 1;
       this.db.putSync(HOLDER_KEY, encodeStateValue(this.holder));
+      this.db.putSync(HOLDER_PROCESS_KEY, encodeStateValue({ pid: process.pid, host: hostname() } satisfies HolderProcess));
     });
     for (const table of this.tables.values()) table.discard();
   }
@@ -335,7 +347,7 @@ export class TaskStateStore implements TableSource {
   clear(): void {
     this.db.transactionSync(() => {
       this.assertHeld();
-      const keys = [...this.db.getKeys({})].filter((key) => key !== FORMAT_KEY && key !== HOLDER_KEY);
+      const keys = [...this.db.getKeys({})].filter((key) => key !== FORMAT_KEY && key !== HOLDER_KEY && key !== HOLDER_PROCESS_KEY);
       for (const key of keys) this.db.removeSync(key);
     });
     for (const table of this.tables.values()) table.discard();
@@ -363,5 +375,42 @@ export class TaskStateStore implements TableSource {
 
   async close(): Promise<void> {
     await this.db.close();
+  }
+}
+
+/**
+ * Who holds a task and what its last commit covers, read without taking the task (a store
+ * opened by TaskStateStore.open takes it): for a look from outside its processes. Undefined
+ * parts: no holder or no commit yet.
+ */
+export async function readTaskHead(file: string): Promise<{ holder?: HolderProcess; position?: TaskPosition }> {
+  const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
+  try {
+    const meta = readValue<StoredMeta>(db, META_KEY);
+    return {
+      holder: readValue<HolderProcess>(db, HOLDER_PROCESS_KEY),
+      position: meta && { positions: meta.positions, maxEventTime: meta.maxEventTime ?? -Infinity },
+    };
+  } finally {
+    await db.close();
+  }
+}
+
+/** What each table of a task's store holds: keys and bytes (keys and values), largest first; read without taking the task. */
+export async function readTaskTables(file: string): Promise<{ table: string; keys: number; bytes: number }[]> {
+  const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
+  try {
+    const tables = new Map<string, { table: string; keys: number; bytes: number }>();
+    for (const { key, value } of db.getRange({})) {
+      const at = (key as string).indexOf('\u0000');
+      if (at < 0) continue; // the store's own keys (format, position, holder)
+      const table = (key as string).slice(0, at);
+      const entry = tables.get(table) ?? tables.set(table, { table, keys: 0, bytes: 0 }).get(table)!;
+      entry.keys++;
+      entry.bytes += Buffer.byteLength(key as string) + (value as Buffer).length;
+    }
+    return [...tables.values()].sort((a, b) => b.bytes - a.bytes);
+  } finally {
+    await db.close();
   }
 }
