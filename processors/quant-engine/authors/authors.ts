@@ -10,6 +10,7 @@ import type {
 } from '../contracts.ts';
 import { AUTHOR_METRICS_MODEL, computeMetrics, type CallRecord } from './metrics.ts';
 import { TOPICS } from '../../../schemas/catalogue.ts';
+import { appendToBlocks, readBlocks } from '../../runtime/state/block-lists.ts';
 import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 
 /**
@@ -333,19 +334,6 @@ function updateCall(state: AuthorsState, ref: CallRef, known: Partial<CallRecord
   const i = ref.index % CALL_BLOCK;
   block[i] = { ...block[i], ...known };
   state.calls.set(key, block);
-}
-
-/** Puts `item` as number `index`, the list's length, of a list kept in blocks of `size` under `${prefix}${block number}`. */
-function appendToBlocks<T>(table: KeyedTable<T[]>, prefix: string, size: number, index: number, item: T): void {
-  const key = prefix + Math.floor(index / size);
-  table.set(key, index % size === 0 ? [item] : [...table.get(key)!, item]);
-}
-
-/** The first `count` items of a list kept in blocks. */
-function readBlocks<T>(table: KeyedTable<T[]>, prefix: string, size: number, count: number): T[] {
-  const items: T[] = [];
-  for (let block = 0; block * size < count; block++) items.push(...table.get(prefix + block)!);
-  return items;
 }
 
 /** Adds `item` to the list under `key` unless it is there already, as a Set would. */

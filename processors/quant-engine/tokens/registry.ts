@@ -1,6 +1,7 @@
 import type { TokenMeta } from '../../../schemas/records.ts';
 import { addressFamily, normaliseAddress, parseTokenRef, type TokenRef } from '../../../schemas/token-ref.ts';
 import type { UnresolvedReason } from '../../../schemas/records/quant-market.ts';
+import { appendToBlocks, readBlocks } from '../../runtime/state/block-lists.ts';
 import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
 import type { TokenInfo, TokenLookup } from '../contracts.ts';
 
@@ -109,9 +110,7 @@ export function applyTokenMeta(state: TokensState, meta: TokenMeta): TokenInfo {
 /** Appends a token new to the registry to the listing order. */
 function list(state: TokensState, tokenId: string): void {
   const listed = state.listed.get(LISTED_KEY) ?? 0;
-  const blockKey = String(Math.floor(listed / LISTING_BLOCK));
-  const block = listed % LISTING_BLOCK === 0 ? [] : state.listing.get(blockKey)!;
-  state.listing.set(blockKey, [...block, tokenId]);
+  appendToBlocks(state.listing, '', LISTING_BLOCK, listed, tokenId);
   state.listed.set(LISTED_KEY, listed + 1);
 }
 
@@ -124,11 +123,8 @@ export function tokenLookup(state: TokensState): TokenLookup {
 }
 
 /** Every token, in the order first listed. */
-function* listedTokens(state: TokensState): Iterable<TokenInfo> {
-  const listed = state.listed.get(LISTED_KEY) ?? 0;
-  for (let b = 0; b * LISTING_BLOCK < listed; b++) {
-    for (const tokenId of state.listing.get(String(b))!) yield state.tokens.get(tokenId)!;
-  }
+function listedTokens(state: TokensState): TokenInfo[] {
+  return readBlocks(state.listing, '', LISTING_BLOCK, state.listed.get(LISTED_KEY) ?? 0).map((tokenId) => state.tokens.get(tokenId)!);
 }
 
 /**
