@@ -67,7 +67,7 @@ export async function benchGrowth(): Promise<void> {
     report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(measured[0]), value: rate(measured[0]) } });
     report({ figure: `engine RSS after catch-up, ${label(m)}`, value: run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
     report({ figure: `engine checkpoint, median bytes written, ${label(m)}`, value: written.p50 / MiB, unit: 'MiB', baseline: { name: "the store's data", value: storedBytes(run) / MiB }, target: { text: '≤ 1% of the data', meets: (_value, ratio) => ratio !== null && ratio <= 0.01 } });
-    report({ figure: `engine checkpoint, p99 time, ${label(m)}`, value: ms.p99, unit: 'ms', target: { text: '≤ 50 ms', meets: (value) => value <= 50 }, note: `${run.checkpoints.length} checkpoints while catching up, a checkpoint every 5 s of work` });
+    report({ figure: `engine checkpoint, p99 time, ${label(m)}`, value: ms.p99, unit: 'ms', target: { text: '≤ 50 ms', meets: (value) => value <= 50 }, note: `${run.checkpoints.length} checkpoints while catching up, spaced as tqa start spaces them (every 5 s, or longer by their cost)` });
   }
 
   const first = measured[0];
