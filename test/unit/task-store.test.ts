@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publicEvents } from '../../processors/public-events/public-events.ts';
 import { localCheckpoints } from '../../processors/runtime/checkpoints/keyed.ts';
-import { StateStoreError, TaskStateStore, TaskTakenOverError } from '../../processors/runtime/state/task-store.ts';
+import { readTaskHead, StateStoreError, TaskStateStore, TaskTakenOverError } from '../../processors/runtime/state/task-store.ts';
 
 /** A task's state store (processors/runtime/state): given changes, then what a commit writes and what a reopen finds. */
 describe('a task state store', () => {
@@ -123,5 +123,17 @@ describe('a task state store', () => {
     expect(checkpoint?.positions).toEqual({});
     const said = lines.map((line) => JSON.parse(line) as { msg: string; file: string });
     expect(said).toContainEqual(expect.objectContaining({ msg: expect.stringContaining('rebuilds its state from offset 0'), file: join(dir, publicEvents.name, '0.ckpt') }));
+  });
+
+  it('read from outside its processes, tells who holds the task and where its last commit stands, and nothing of a file still being created', async () => {
+    const file = join(dir, 'task.lmdb');
+    await writeFile(file, ''); // as its first holder has just created it: LMDB would crash reading it
+    expect(await readTaskHead(file)).toEqual({});
+    await rm(file);
+    const { store } = await TaskStateStore.open(file, 1);
+    store.table<number>('t').set('k', 1);
+    store.commit({ positions: { 'in#0': 5 }, maxEventTime: 7 });
+    expect(await readTaskHead(file)).toEqual({ holder: { pid: process.pid, host: hostname() }, position: { positions: { 'in#0': 5 }, maxEventTime: 7 } });
+    await store.close();
   });
 });

@@ -78,20 +78,21 @@ const LMDB_MAGIC = 0xbeefc0de;
 const LMDB_MAGIC_AT = 24;
 
 /**
- * Whether the file, if it has any bytes, begins as an LMDB file: LMDB reads a file that does
- * not without checking it (a file of other bytes crashes the process), so it is
- * checked first.
+ * What the file begins as: LMDB reads a file that does not begin as an LMDB file without
+ * checking it (a file of other bytes, or one whose header another process is still writing,
+ * crashes the process), so it is checked first.
  */
-async function looksLikeLmdb(file: string): Promise<boolean> {
+async function fileHeader(file: string): Promise<'absent' | 'empty' | 'lmdb' | 'other'> {
   const handle = await openFile(file, 'r').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw err;
   });
-  if (handle === null) return true;
+  if (handle === null) return 'absent';
   try {
     const head = Buffer.alloc(LMDB_MAGIC_AT + 4);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return bytesRead === 0 || (bytesRead === head.length && head.readUInt32LE(LMDB_MAGIC_AT) === LMDB_MAGIC);
+    if (bytesRead === 0) return 'empty';
+    return bytesRead === head.length && head.readUInt32LE(LMDB_MAGIC_AT) === LMDB_MAGIC ? 'lmdb' : 'other';
   } finally {
     await handle.close();
   }
@@ -246,7 +247,7 @@ export class TaskStateStore implements TableSource {
   static async open(file: string, stateVersion: number, cacheEntries = DEFAULT_CACHE_ENTRIES): Promise<{ store: TaskStateStore; reset: boolean }> {
     await mkdir(dirname(file), { recursive: true });
     const rebuild = `delete ${file} and ${file}-lock to rebuild this task's state: the processor then replays its inputs from offset 0`;
-    if (!(await looksLikeLmdb(file))) throw new StateStoreError(`${file} is not a state store file (no LMDB header); ${rebuild}`);
+    if ((await fileHeader(file)) === 'other') throw new StateStoreError(`${file} is not a state store file (no LMDB header); ${rebuild}`);
     let db: RootDatabase;
     try {
       db = open({ path: file, compression: false, encoding: 'binary' });
@@ -384,6 +385,8 @@ export class TaskStateStore implements TableSource {
  * parts: no holder or no commit yet.
  */
 export async function readTaskHead(file: string): Promise<{ holder?: HolderProcess; position?: TaskPosition }> {
+  // A file its first holder is still creating has no header yet: nothing to read.
+  if ((await fileHeader(file)) !== 'lmdb') return {};
   const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
   try {
     const meta = readValue<StoredMeta>(db, META_KEY);
@@ -398,6 +401,7 @@ export async function readTaskHead(file: string): Promise<{ holder?: HolderProce
 
 /** What each table of a task's store holds: keys and bytes (keys and values), largest first; read without taking the task. */
 export async function readTaskTables(file: string): Promise<{ table: string; keys: number; bytes: number }[]> {
+  if ((await fileHeader(file)) !== 'lmdb') return [];
   const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
   try {
     const tables = new Map<string, { table: string; keys: number; bytes: number }>();
