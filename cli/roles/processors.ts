@@ -17,12 +17,17 @@ export function checkpointsKept(config: Config): 'local' | 'store' {
   return config.TQA_CHECKPOINTS ?? (config.TQA_STORE === 'clickhouse' ? 'store' : 'local');
 }
 
+/** Keyed state moves between processes through its changelog on Kafka, never as a blob. */
+function movesByChangelog(processor: Processor<unknown>, logKind: string): boolean {
+  return processor.keyedState === true && logKind === 'kafka';
+}
+
 /**
  * Whether some processor keeps its checkpoints in the store, so that the processors role needs
- * it: with TQA_CHECKPOINTS=store, every processor but a keyed one on Kafka (its changelog moves it).
+ * it: with TQA_CHECKPOINTS=store, every processor whose state does not move by its changelog.
  */
 export function checkpointsInStore(config: Config, logKind: string): boolean {
-  return checkpointsKept(config) === 'store' && PROCESSORS.some((processor) => !(processor.keyedState && logKind === 'kafka'));
+  return checkpointsKept(config) === 'store' && PROCESSORS.some((processor) => !movesByChangelog(processor, logKind));
 }
 
 /**
@@ -32,8 +37,7 @@ export function checkpointsInStore(config: Config, logKind: string): boolean {
  */
 function checkpointsOf({ config, logger, store, services }: RoleContext, processor: Processor<unknown>): CheckpointStore {
   const dir = join(config.TQA_DATA_DIR, 'state');
-  // Keyed state moves between processes through its changelog on Kafka, never as a blob.
-  if (processor.keyedState && services.log.kind === 'kafka') return localCheckpoints(dir, processor, logger, services.log);
+  if (movesByChangelog(processor, services.log.kind)) return localCheckpoints(dir, processor, logger, services.log);
   if (checkpointsKept(config) === 'local') return localCheckpoints(dir, processor, logger);
   const files = new FileCheckpoints(dir);
   const shared = new Reopenable(async () => new StoreCheckpoints(await store()));

@@ -98,6 +98,12 @@ async function fileHeader(file: string): Promise<'absent' | 'empty' | 'lmdb' | '
   }
 }
 
+/** The input the file's last commit covers; undefined before the first. */
+function positionOf(db: RootDatabase): TaskPosition | undefined {
+  const meta = readValue<StoredMeta>(db, META_KEY);
+  return meta === undefined ? undefined : { positions: meta.positions, maxEventTime: meta.maxEventTime ?? -Infinity };
+}
+
 const DELETED = Symbol('deleted');
 
 function readValue<T>(db: RootDatabase, key: string): T | undefined {
@@ -302,8 +308,7 @@ export class TaskStateStore implements TableSource {
 
   /** The input the last commit covers (read from the file: another thread may have held the task since); undefined before the first. */
   position(): TaskPosition | undefined {
-    const meta = readValue<StoredMeta>(this.db, META_KEY);
-    return meta === undefined ? undefined : { positions: meta.positions, maxEventTime: meta.maxEventTime ?? -Infinity };
+    return positionOf(this.db);
   }
 
   /** How far the store follows the task's changelog; undefined when it never has. */
@@ -385,35 +390,35 @@ export class TaskStateStore implements TableSource {
  * parts: no holder or no commit yet.
  */
 export async function readTaskHead(file: string): Promise<{ holder?: HolderProcess; position?: TaskPosition }> {
-  // A file its first holder is still creating has no header yet: nothing to read.
-  if ((await fileHeader(file)) !== 'lmdb') return {};
-  const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
-  try {
-    const meta = readValue<StoredMeta>(db, META_KEY);
-    return {
-      holder: readValue<HolderProcess>(db, HOLDER_PROCESS_KEY),
-      position: meta && { positions: meta.positions, maxEventTime: meta.maxEventTime ?? -Infinity },
-    };
-  } finally {
-    await db.close();
-  }
+  return (await readOnly(file, (db) => ({ holder: readValue<HolderProcess>(db, HOLDER_PROCESS_KEY), position: positionOf(db) }))) ?? {};
 }
 
 /** What each table of a task's store holds: keys and bytes (keys and values), largest first; read without taking the task. */
 export async function readTaskTables(file: string): Promise<{ table: string; keys: number; bytes: number }[]> {
-  if ((await fileHeader(file)) !== 'lmdb') return [];
-  const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
-  try {
-    const tables = new Map<string, { table: string; keys: number; bytes: number }>();
+  const tables = await readOnly(file, (db) => {
+    const byName = new Map<string, { table: string; keys: number; bytes: number }>();
     for (const { key, value } of db.getRange({})) {
       const at = (key as string).indexOf('\u0000');
       if (at < 0) continue; // the store's own keys (format, position, holder)
       const table = (key as string).slice(0, at);
-      const entry = tables.get(table) ?? tables.set(table, { table, keys: 0, bytes: 0 }).get(table)!;
+      const entry = byName.get(table) ?? byName.set(table, { table, keys: 0, bytes: 0 }).get(table)!;
       entry.keys++;
       entry.bytes += Buffer.byteLength(key as string) + (value as Buffer).length;
     }
-    return [...tables.values()].sort((a, b) => b.bytes - a.bytes);
+    return [...byName.values()].sort((a, b) => b.bytes - a.bytes);
+  });
+  return tables ?? [];
+}
+
+/**
+ * Reads a store file without taking its task; undefined while the file has no LMDB header
+ * (its first holder is still creating it, and LMDB would crash reading it).
+ */
+async function readOnly<T>(file: string, read: (db: RootDatabase) => T): Promise<T | undefined> {
+  if ((await fileHeader(file)) !== 'lmdb') return undefined;
+  const db = open({ path: file, readOnly: true, compression: false, encoding: 'binary' });
+  try {
+    return read(db);
   } finally {
     await db.close();
   }
