@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog, LogConsumer } from '../../infra/log/port.ts';
 import { FileCheckpoints } from '../../processors/runtime/checkpoints/files.ts';
+import type { CheckpointStore } from '../../processors/runtime/checkpoints/port.ts';
 import type { Processor } from '../../processors/runtime/processor.ts';
 import { ProcessorRuntime, type RuntimeOptions } from '../../processors/runtime/runtime.ts';
 import type { Codec } from '../../schemas/codec.ts';
@@ -387,12 +388,24 @@ describe('processor runtime', () => {
     const { log, codec } = await openEmbedded(dir);
     const processor = orderSensitiveProcessor('order-sensitive', 'single');
     const group = fake(log);
-    const checkpoints = new FileCheckpoints(join(dir, 'state'));
+    // The positions of the last save the runtime has seen finish. A save's file is on disk before
+    // its save resolves (the directory's sync follows the rename), and the runtime asks for the
+    // save's commit only as it resolves: the file alone would let `go` run before that commit is
+    // in line, and the group would then get one more commit than the test counts.
+    const files = new FileCheckpoints(join(dir, 'state'));
+    let finished: Record<string, number> | undefined;
+    const checkpoints: CheckpointStore = {
+      load: (name, task) => files.load(name, task),
+      save: async (name, task, checkpoint) => {
+        await files.save(name, task, checkpoint);
+        finished = { ...checkpoint.positions };
+      },
+    };
     const runtime = new ProcessorRuntime({ processor, log: group.log, codec, checkpoints, logger: silentLogger, ...tuning });
     void runtime.start();
     try {
       await waitFor(() => runtime.caughtUp(), 'the runtime to process every input', 60_000);
-      await waitFor(async () => coversEveryInput(log, processor, (await checkpoints.load(processor.name, 0))?.positions), 'the checkpoint to cover every input', 10_000);
+      await waitFor(() => coversEveryInput(log, processor, finished), 'the checkpoint to cover every input', 10_000);
       go(group);
       await waitFor(() => groupCoversEveryInput(log, processor), 'the group to commit the end of every input', 10_000);
       check(group);
