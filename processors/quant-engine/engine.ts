@@ -186,7 +186,8 @@ export const quantEngine: Processor<EngineState> = {
   // 8: scores, signals and quant snapshots moved to the scores stage, which needs every feature snapshot.
   // 9: the outcomes module keeps its subjects in blocks, in tables.
   // 10: every module keeps its state in tables, in the task's store: checkpoints write the keys changed.
-  stateVersion: 10,
+  // 11: the features keep a token's ticks in blocks by hour, apart from its windows.
+  stateVersion: 11,
   keyedState: true,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],

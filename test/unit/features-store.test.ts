@@ -142,9 +142,9 @@ describe('the features module over a task store', () => {
     const nextGrid = Math.ceil(now / SNAPSHOT_GRID_MS) * SNAPSHOT_GRID_MS;
     expect(now + 2).toBeLessThan(nextGrid);
 
-    // A tick at the latest time: no grid time passed, the clock unchanged; its token only.
+    // A tick at the latest time: no grid time passed, the clock unchanged; its token and its hour's block of ticks.
     feed(p, { kind: 'tick', value: tick('tk_1', now, 2) });
-    expect(store.commit({ positions: {}, maxEventTime: now }).keysWritten).toBe(1);
+    expect(store.commit({ positions: {}, maxEventTime: now }).keysWritten).toBe(2);
 
     // A mention by an author new to the token, a moment later: its token, the author's first mention of it, the clock.
     feed(p, { kind: 'post', value: post('po_new', 'au_new', now + 1, ['tk_2']) });
@@ -154,13 +154,19 @@ describe('the features module over a task store', () => {
     feed(p, { kind: 'post', value: post('po_again', 'au_new', now + 2, ['tk_2']) });
     expect(store.commit({ positions: {}, maxEventTime: now + 2 }).keysWritten).toBe(2);
 
-    // A tick past the next grid time: the tokens snapshotted at it (which include the tick's), the clock.
+    // A tick past the next grid time: the tokens snapshotted at it (which include the tick's),
+    // the tick's block, the clock, and the blocks of ticks the windows left behind (deleted).
     const before = p.emitter.outputs.length;
+    const blocksBefore = [...p.features.ticks.entries()].length;
+    // Four days of ticks, kept from the hour before each busy token's 24 h window (the late-listed one in), and the silent token's last hour.
+    expect(blocksBefore).toBeLessThanOrEqual(TOKENS.length * 26 + 1);
     feed(p, { kind: 'tick', value: tick('tk_1', nextGrid + 1, 2) });
     const snapshotted = snapshotsIn(p.emitter.outputs.slice(before)).map((s) => s.tokenId);
     expect(snapshotted).toContain('tk_1');
     expect(snapshotted).toContain('tk_2');
-    expect(store.commit({ positions: {}, maxEventTime: nextGrid + 1 }).keysWritten).toBe(snapshotted.length + 1);
+    const tickHourIsNew = Math.floor((nextGrid + 1) / HOUR) !== Math.floor(now / HOUR);
+    const blocksDeleted = blocksBefore + (tickHourIsNew ? 1 : 0) - [...p.features.ticks.entries()].length;
+    expect(store.commit({ positions: {}, maxEventTime: nextGrid + 1 }).keysWritten).toBe(snapshotted.length + 1 + 1 + blocksDeleted);
     await store.close();
   });
 });

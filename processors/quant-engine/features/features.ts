@@ -29,6 +29,8 @@ import {
   S24H,
   type MarketWindows,
   type SocialWindows,
+  type TickBlocks,
+  type TickEntry,
 } from './windows.ts';
 
 /**
@@ -42,8 +44,8 @@ import {
  * snapshot is ever rewritten.
  *
  * The state lives in tables (runtime/state/tables.ts): an event sets its token's value (its
- * windows, bounded by the longest one) and, as time moves, the clock; a mention by an author
- * new to the token one more key. A store on disk so writes at a checkpoint only the tokens
+ * windows, bounded by the longest one) and, as time moves, the clock; a tick also its hour's
+ * block of the token's ticks, a mention by an author new to the token one more key. A store on disk so writes at a checkpoint only the tokens
  * that changed. Snapshots go in the registry's order of tokens (TokenLookup.all()), never in
  * a table's.
  */
@@ -54,7 +56,7 @@ export const SNAPSHOT_GRID_MS = 5 * 60_000;
 export const MAX_SNAPSHOT_GAP_MS = 3_600_000;
 const HOUR = 3_600_000;
 
-/** One token's value: bounded by the 24 h windows (ticks and mentions of the last day or two). */
+/** One token's value: bounded by the 24 h windows (mentions of the last day or two; the ticks' blocks apart). */
 interface TokenFeatures {
   social: SocialWindows;
   market: MarketWindows;
@@ -81,6 +83,8 @@ interface FeaturesClock {
 export interface FeaturesState {
   /** Token id → its windows and snapshot bookkeeping; a token gets one at its first event or snapshot. */
   tokens: KeyedTable<TokenFeatures>;
+  /** `<token id>\u0001<hour number>` → the token's ticks of that hour in time order, from the hour of the last tick before the 24 h window (TickBlocks). */
+  ticks: KeyedTable<TickEntry[]>;
   /**
    * firstSeenKey(token, author) → time of the author's first mention of the token, ever: kept
    * for good (new_author_share_1h looks back past every window), so a key per pair rather
@@ -94,7 +98,16 @@ export interface FeaturesState {
 const CLOCK_KEY = 'clock';
 
 export function createFeaturesState(tables: TableSource = IN_MEMORY_TABLES): FeaturesState {
-  return { tokens: tables.table('features-tokens'), firstSeen: tables.table('features-first-seen'), clock: tables.table('features-clock') };
+  return {
+    tokens: tables.table('features-tokens'),
+    ticks: tables.table('features-ticks'),
+    firstSeen: tables.table('features-first-seen'),
+    clock: tables.table('features-clock'),
+  };
+}
+
+function tickBlocks(state: FeaturesState, tokenId: string): TickBlocks {
+  return { table: state.ticks, prefix: `${tokenId}\u0001` };
 }
 
 function clockOf(state: FeaturesState): FeaturesClock {
@@ -142,7 +155,7 @@ export function snapshotsAt(
     // A token without a value yet has no snapshot yet either: due, and set below.
     const tf = tokenFeatures(state, info.tokenId);
     if (!tf.changed && tf.lastSnapshotAt !== null && b - tf.lastSnapshotAt < MAX_SNAPSHOT_GAP_MS) continue;
-    const snapshot = buildSnapshot(tf, info, b, emitter, quality, narratives);
+    const snapshot = buildSnapshot(tf, tickBlocks(state, info.tokenId), info, b, emitter, quality, narratives);
     emitter.emit({ topic: FEATURES_TOPIC, key: info.tokenId, value: snapshot, timestamp: b });
     snapshots.push(snapshot);
     tf.changed = false;
@@ -156,7 +169,7 @@ export function snapshotsAt(
 export function featuresOnTick(state: FeaturesState, tick: MarketTick): void {
   const tf = tokenFeatures(state, tick.tokenId);
   noteIfLate(state, tf, tick.ts);
-  addTick(tf.market, {
+  addTick(tf.market, tickBlocks(state, tick.tokenId), {
     ts: tick.ts,
     price: tick.priceUsd,
     volume: tick.volumeUsd,
@@ -212,13 +225,14 @@ function lateEvents24h(tf: TokenFeatures, b: number): number {
 }
 
 // Module-level rather than a closure in buildSnapshot: a named local arrow is created (and named) per snapshot.
-function priceChange(m: MarketWindows, price: number | null, w: number): number | null {
-  const then = priceAtWindowStart(m, w);
+function priceChange(m: MarketWindows, ticks: TickBlocks, price: number | null, w: number): number | null {
+  const then = priceAtWindowStart(m, ticks, w);
   return price === null || then === null || then <= 0 ? null : price / then - 1;
 }
 
 function buildSnapshot(
   tf: TokenFeatures,
+  ticks: TickBlocks,
   info: TokenInfo,
   b: number,
   emitter: Emitter,
@@ -228,7 +242,7 @@ function buildSnapshot(
   const s = tf.social;
   const m = tf.market;
   advanceSocial(s, b);
-  advanceMarket(m, b);
+  advanceMarket(m, ticks, b);
 
   // The last hour's distinct authors are the entries still carrying their author.
   let weighted = 0;
@@ -263,9 +277,9 @@ function buildSnapshot(
     engagement_1h: s.engagement[S1H],
     engagement_24h: s.engagement[S24H],
     price_usd: price,
-    price_change_15m: priceChange(m, price, M15M),
-    price_change_1h: priceChange(m, price, M1H),
-    price_change_24h: priceChange(m, price, M24H),
+    price_change_15m: priceChange(m, ticks, price, M15M),
+    price_change_1h: priceChange(m, ticks, price, M1H),
+    price_change_24h: priceChange(m, ticks, price, M24H),
     volume_1h: volume1h,
     volume_24h: volume24h,
     volume_acceleration: volume1h !== null && volume24h ? volume1h / (volume24h / 24) : null,

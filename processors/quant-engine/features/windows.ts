@@ -1,12 +1,15 @@
 /**
- * Trailing event-time windows (b - W, b] over one token's mentions and ticks, kept as one
- * time-sorted array per token with a start index per window and running aggregates.
- * Moving the windows forward only advances the start indexes, so each event is added once
- * and expired once per window: O(1) amortised. Late events are inserted at their place in
- * time (binary search), and count in a window only if they fall inside it.
+ * Trailing event-time windows (b - W, b] over one token's mentions and ticks, kept in time
+ * order with the place where each window starts and running aggregates. Moving the windows
+ * forward only advances those places, so each event is added once and expired once per
+ * window: O(1) amortised. Late events are inserted at their place in time (binary search),
+ * and count in a window only if they fall inside it.
  * Plain data only, with no object referenced twice: a token's windows are one value of a
- * table (features.ts), which a store on disk encodes with msgpack.
+ * table (features.ts), which a store on disk encodes with msgpack. Its ticks, the bulk of a
+ * busy token's day, are values of their own, a block per hour (TickBlocks), so a tick
+ * rewrites its hour's block and not the day's.
  */
+import type { KeyedTable } from '../../runtime/state/tables.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -62,11 +65,24 @@ export interface LastTick {
   marketCap: number;
 }
 
+/**
+ * Where a token's ticks are kept: one time-sorted block per hour of event time, under
+ * `prefix + hour number`, so that a tick rewrites its hour's block only (a day of a busy
+ * token's ticks is tens of KB; an hour's, one or two).
+ */
+export interface TickBlocks {
+  table: KeyedTable<TickEntry[]>;
+  prefix: string;
+}
+
+/** A place in a token's ticks: index `index` of the block of hour `hour`; at its block's end it means the next block's first tick. */
+type TickPlace = [hour: number, index: number];
+
 export interface MarketWindows {
-  /** Ticks sorted by time, from the last one at or before the longest window's start. */
-  ticks: TickEntry[];
-  /** Per window: index of the first tick inside it as of `at`; the tick before it gives the price at its start. */
-  start: number[];
+  /** Hours holding a block of ticks, ascending, from the one with the last tick at or before the longest window's start. */
+  hours: number[];
+  /** Per window: the first tick inside it as of `at`; the tick before it gives the price at its start. */
+  start: TickPlace[];
   volume: number[];
   trades: number[];
   at: number;
@@ -90,7 +106,7 @@ export function createSocialWindows(): SocialWindows {
 
 export function createMarketWindows(): MarketWindows {
   const zeros = () => MARKET_WINDOWS_MS.map(() => 0);
-  return { ticks: [], start: zeros(), volume: zeros(), trades: zeros(), at: -Infinity, last: null };
+  return { hours: [], start: MARKET_WINDOWS_MS.map((): TickPlace => [-Infinity, 0]), volume: zeros(), trades: zeros(), at: -Infinity, last: null };
 }
 
 /**
@@ -161,51 +177,68 @@ export function advanceSocial(s: SocialWindows, now: number): void {
   }
 }
 
-export function addTick(m: MarketWindows, tick: TickEntry & { liquidity: number; marketCap: number }): void {
+export function addTick(m: MarketWindows, blocks: TickBlocks, tick: TickEntry & { liquidity: number; marketCap: number }): void {
   if (m.last === null || tick.ts >= m.last.ts) {
     m.last = { ts: tick.ts, price: tick.price, liquidity: tick.liquidity, marketCap: tick.marketCap };
   }
-  insertSorted(m.ticks, { ts: tick.ts, price: tick.price, volume: tick.volume, trades: tick.trades });
+  const hour = Math.floor(tick.ts / HOUR);
+  const block = blocks.table.get(blocks.prefix + hour);
+  const ticks = block ?? [];
+  if (!block) m.hours.splice(sortedIndex(m.hours, hour), 0, hour);
+  const at = insertSorted(ticks, { ts: tick.ts, price: tick.price, volume: tick.volume, trades: tick.trades });
+  blocks.table.set(blocks.prefix + hour, ticks);
   const W = MARKET_WINDOWS_MS;
   for (let w = 0; w < W.length; w++) {
     if (tick.ts > m.at - W[w]) {
       m.volume[w] += tick.volume;
       m.trades[w] += tick.trades;
-    } else {
-      m.start[w]++;
+      continue;
     }
+    // Before the window's start: the start moves past it. Every tick from the start on is
+    // later than this one, so the start is in its hour or a later one, or is the end.
+    const start = m.start[w];
+    if (start[0] === hour) start[1]++;
+    else if (start[0] < hour) m.start[w] = [hour, at + 1];
   }
 }
 
-export function advanceMarket(m: MarketWindows, now: number): void {
+export function advanceMarket(m: MarketWindows, blocks: TickBlocks, now: number): void {
   if (now <= m.at) return;
   m.at = now;
   const W = MARKET_WINDOWS_MS;
-  const ticks = m.ticks;
   for (let w = 0; w < W.length; w++) {
     const cutoff = now - W[w];
-    let i = m.start[w];
-    while (i < ticks.length && ticks[i].ts <= cutoff) {
+    let [hour, i] = m.start[w];
+    let ticks = blocks.table.get(blocks.prefix + hour) ?? [];
+    for (;;) {
+      if (i === ticks.length) {
+        const next = m.hours[sortedIndex(m.hours, hour + 1)];
+        if (next === undefined) break;
+        hour = next;
+        i = 0;
+        ticks = blocks.table.get(blocks.prefix + hour)!;
+      }
+      if (ticks[i].ts > cutoff) break;
       m.volume[w] -= ticks[i].volume;
       m.trades[w] -= ticks[i].trades;
       i++;
     }
-    m.start[w] = i;
+    m.start[w] = [hour, i];
     // An empty window sums to exactly 0, whatever rounding the subtractions left behind.
     if (i === ticks.length) m.volume[w] = 0;
   }
-  // Keep the last tick before the longest window: it is the price at the window's start.
-  const drop = m.start[W.length - 1] - 1;
-  if (drop > 0 && drop * 2 >= ticks.length) {
-    m.ticks = ticks.slice(drop);
-    for (let w = 0; w < W.length; w++) m.start[w] -= drop;
-  }
+  // Keep the block of the last tick before the longest window: it is the price at the window's start.
+  const [hour, i] = m.start[W.length - 1];
+  const keepFrom = i > 0 ? hour : m.hours[sortedIndex(m.hours, hour) - 1];
+  while (m.hours.length > 0 && keepFrom !== undefined && m.hours[0] < keepFrom) blocks.table.delete(blocks.prefix + m.hours.shift()!);
 }
 
 /** Price of the last tick at or before the start of window `w`, or null when there was none. */
-export function priceAtWindowStart(m: MarketWindows, w: number): number | null {
-  const i = m.start[w] - 1;
-  return i >= 0 ? m.ticks[i].price : null;
+export function priceAtWindowStart(m: MarketWindows, blocks: TickBlocks, w: number): number | null {
+  const [hour, i] = m.start[w];
+  if (i > 0) return blocks.table.get(blocks.prefix + hour)![i - 1].price;
+  const before = m.hours[sortedIndex(m.hours, hour) - 1];
+  return before === undefined ? null : blocks.table.get(blocks.prefix + before)!.at(-1)!.price;
 }
 
 /**
@@ -231,12 +264,12 @@ function latestEntry(entries: MentionEntry[], authorId: string, ts: number): Men
   throw new Error(`no latest mention by ${authorId} at ${ts}`);
 }
 
-/** Inserts after every item with ts <= item.ts, so equal times keep their arrival order. */
-function insertSorted<T extends { ts: number }>(items: T[], item: T): void {
+/** Inserts after every item with ts <= item.ts, so equal times keep their arrival order; the index it took. */
+function insertSorted<T extends { ts: number }>(items: T[], item: T): number {
   const n = items.length;
   if (n === 0 || items[n - 1].ts <= item.ts) {
     items.push(item);
-    return;
+    return n;
   }
   let lo = 0;
   let hi = n;
@@ -246,4 +279,17 @@ function insertSorted<T extends { ts: number }>(items: T[], item: T): void {
     else hi = mid;
   }
   items.splice(lo, 0, item);
+  return lo;
+}
+
+/** The index of the first of the ascending `values` at or above `value` (their length if none is). */
+function sortedIndex(values: number[], value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
