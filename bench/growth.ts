@@ -13,6 +13,9 @@ const DAYS = numbers('BENCH_GROWTH_DAYS', '7,14,30');
 /** Multiples of the default token count. */
 const MULTIPLES = numbers('BENCH_GROWTH_TOKENS', '1,10');
 const MiB = 1024 ** 2;
+/** How long each configuration then runs live, and the simulation's speed meanwhile (simulated ms per wall-clock ms). */
+const LIVE_SECONDS = 60;
+const LIVE_SPEED = 60;
 
 interface Configuration {
   days: number;
@@ -28,8 +31,10 @@ interface Measured extends Configuration {
  * (BENCH_GROWTH_DAYS) at the first multiple of the default token count, then the first
  * number of days at each other multiple (BENCH_GROWTH_TOKENS), the engine alone from offset 0
  * to the end of the seeded input in a fresh child process (bench/growth-run.ts), so that
- * each RSS is its own configuration's. Seeding happens here, before the child starts, and
- * is not timed. Baselines: the first configuration's rate, and an idle child of the same
+ * each RSS is its own configuration's, then live for a minute as the simulation goes on at
+ * 60×: the checkpoints' targets are those of a task keeping up with its input, whose
+ * checkpoints cover seconds of it; a catch-up's cover hours of event time each, and their
+ * figures are printed beside. Seeding happens here, before the child starts, and is not timed. Baselines: the first configuration's rate, and an idle child of the same
  * entry. The state windows are bounded if RSS stops growing with days once past the
  * longest of them (a week).
  */
@@ -57,17 +62,24 @@ export async function benchGrowth(): Promise<void> {
         `${mib(run.rss).padStart(9)}${(run.rss / idle.rss).toFixed(2).padStart(9)}${mib(run.heapUsed).padStart(10)}${mib(run.external).padStart(9)}` +
         `${mib(run.peakRss).padStart(10)}${mib(run.stateBytes).padStart(11)}${run.outputRecords.toLocaleString('en-US').padStart(12)}`,
     );
+    out(`${' '.repeat(22)}RSS of no file (heap, native) ${mib(run.rssAnon)} MiB, of files mapped in (the store's) ${mib(run.rssFile)} MiB`);
     out(`${' '.repeat(22)}state by table: ${run.tables.map((t) => `${t.table} ${(t.bytes / MiB).toFixed(1)}`).join(', ')} MiB`);
-    const { written, ms } = checkpointFigures(run);
-    out(
-      `${' '.repeat(22)}checkpoints: ${run.checkpoints.length}, bytes written median ${mib(written.p50)} MiB (max ${mib(written.max)}), ` +
-        `ms median ${ms.p50.toFixed(0)}, p99 ${ms.p99.toFixed(0)}, max ${ms.max.toFixed(0)}; the store's data ${mib(storedBytes(run))} MiB`,
-    );
+    const catchingUp = checkpointFigures(run.checkpoints);
+    const live = checkpointFigures(run.live.checkpoints);
+    for (const [phase, { count, written, ms }] of [[`catching up`, catchingUp], [`live (${run.live.inputEvents.toLocaleString('en-US')} input events in ${LIVE_SECONDS} s at ${LIVE_SPEED}×)`, live]] as const) {
+      out(
+        `${' '.repeat(22)}checkpoints ${phase}: ${count}, bytes written median ${kib(written.p50)} KiB (max ${kib(written.max)}), ` +
+          `ms median ${ms.p50.toFixed(0)}, p99 ${ms.p99.toFixed(0)}, max ${ms.max.toFixed(0)}; the store's data ${mib(storedBytes(run))} MiB`,
+      );
+    }
+    out(`${' '.repeat(22)}live, mean bytes per checkpoint by table: ${largestTables(run.live.checkpoints).join(', ')}`);
     // Reported as each configuration ends, so a later one failing costs only its own rows.
     report({ figure: `quant engine, ${label(m)}, fresh process`, value: rate(m), unit: 'events/s', baseline: { name: label(measured[0]), value: rate(measured[0]) } });
     report({ figure: `engine RSS after catch-up, ${label(m)}`, value: run.rss / MiB, unit: 'MiB', baseline: { name: 'idle child', value: idle.rss / MiB } });
-    report({ figure: `engine checkpoint, median bytes written, ${label(m)}`, value: written.p50 / MiB, unit: 'MiB', baseline: { name: "the store's data", value: storedBytes(run) / MiB }, target: { text: '≤ 1% of the data', meets: (_value, ratio) => ratio !== null && ratio <= 0.01 } });
-    report({ figure: `engine checkpoint, p99 time, ${label(m)}`, value: ms.p99, unit: 'ms', target: { text: '≤ 50 ms', meets: (value) => value <= 50 }, note: `${run.checkpoints.length} checkpoints while catching up, spaced as tqa start spaces them (every 5 s, or longer by their cost)` });
+    const liveNote = `${live.count} checkpoints live, the simulation going on at ${LIVE_SPEED}× for ${LIVE_SECONDS} s (${run.live.inputEvents.toLocaleString('en-US')} input events), spaced as tqa start spaces them (every 5 s, or longer by their cost)`;
+    report({ figure: `engine checkpoint live, median bytes written, ${label(m)}`, value: live.written.p50 / MiB, unit: 'MiB', baseline: { name: "the store's data", value: storedBytes(run) / MiB }, target: { text: '≤ 1% of the data', meets: (_value, ratio) => ratio !== null && ratio <= 0.01 }, note: liveNote });
+    report({ figure: `engine checkpoint live, p99 time, ${label(m)}`, value: live.ms.p99, unit: 'ms', target: { text: '≤ 50 ms', meets: (value) => value <= 50 }, note: liveNote });
+    report({ figure: `engine checkpoint catching up, median bytes written, ${label(m)}`, value: catchingUp.written.p50 / MiB, unit: 'MiB', baseline: { name: "the store's data", value: storedBytes(run) / MiB }, note: `${catchingUp.count} checkpoints, each covering the input of 5 s or more of work (hours of event time)` });
   }
 
   const first = measured[0];
@@ -93,7 +105,7 @@ async function measure({ days, multiple }: Configuration): Promise<EngineRun> {
     } finally {
       await services.close();
     }
-    return await child<EngineRun>(['run', dir]);
+    return await child<EngineRun>(['run', dir, String(LIVE_SECONDS), String(LIVE_SPEED)]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -123,12 +135,23 @@ const label = ({ days, multiple }: Configuration) => `${days} day(s), ${multiple
 const rate = (m: Measured) => m.run.inputEvents / m.run.engineSeconds;
 const microsPerEvent = (m: Measured) => (m.run.engineSeconds / m.run.inputEvents) * 1e6;
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
+const kib = (bytes: number) => Math.round(bytes / 1024).toLocaleString('en-US');
 const storedBytes = (run: EngineRun) => run.tables.reduce((sum, t) => sum + t.bytes, 0);
 
-/** Median and tail of the engine's checkpoints: bytes written and milliseconds. */
-function checkpointFigures(run: EngineRun): { written: { p50: number; max: number }; ms: { p50: number; p99: number; max: number } } {
+/** The tables that took most of the checkpoints' bytes, with their mean per checkpoint. */
+function largestTables(checkpoints: EngineRun['checkpoints'], count = 6): string[] {
+  const sums = new Map<string, number>();
+  for (const { bytesByTable } of checkpoints) for (const [table, bytes] of Object.entries(bytesByTable)) sums.set(table, (sums.get(table) ?? 0) + bytes);
+  return [...sums]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([table, bytes]) => `${table} ${kib(bytes / checkpoints.length)} KiB`);
+}
+
+/** How many checkpoints, and their median and tail: bytes written and milliseconds. */
+function checkpointFigures(checkpoints: EngineRun['checkpoints']): { count: number; written: { p50: number; max: number }; ms: { p50: number; p99: number; max: number } } {
   const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  const written = run.checkpoints.map((c) => c.bytesWritten).sort((a, b) => a - b);
-  const ms = run.checkpoints.map((c) => c.ms).sort((a, b) => a - b);
-  return { written: { p50: at(written, 0.5), max: written.at(-1) ?? 0 }, ms: { p50: at(ms, 0.5), p99: at(ms, 0.99), max: ms.at(-1) ?? 0 } };
+  const written = checkpoints.map((c) => c.bytesWritten).sort((a, b) => a - b);
+  const ms = checkpoints.map((c) => c.ms).sort((a, b) => a - b);
+  return { count: checkpoints.length, written: { p50: at(written, 0.5), max: written.at(-1) ?? 0 }, ms: { p50: at(ms, 0.5), p99: at(ms, 0.99), max: ms.at(-1) ?? 0 } };
 }

@@ -11,14 +11,15 @@ import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 /**
  * Runs a processor from offset 0 to the end of its input in this thread, as `tqa start`
  * configures it; `atEnd` runs once it is caught up, before it stops (while it still holds
- * every task's state).
+ * every task's state and goes on processing what is appended meanwhile). The counts are
+ * those at the catch-up.
  */
 export async function runToEnd<AtEnd = undefined>(
   processor: Processor<unknown>,
   config: Config,
   services: LogServices,
   logger: Logger,
-  atEnd?: () => AtEnd,
+  atEnd?: () => AtEnd | Promise<AtEnd>,
 ): Promise<{ seconds: number; processed: number; produced: number; atEnd: AtEnd | undefined }> {
   const runtime = new ProcessorRuntime({
     processor,
@@ -35,9 +36,10 @@ export async function runToEnd<AtEnd = undefined>(
   void runtime.start();
   while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
   const seconds = (performance.now() - start) / 1000;
-  const measured = atEnd?.();
+  const { processed, produced } = runtime.stats;
+  const measured = await atEnd?.();
   await runtime.stop();
-  return { seconds, processed: runtime.stats.processed, produced: runtime.stats.produced, atEnd: measured };
+  return { seconds, processed, produced, atEnd: measured };
 }
 
 /** Records the processor's group is behind its inputs' ends, summed over every input partition. */

@@ -60,8 +60,15 @@ export class KeyedCheckpoints implements CheckpointStore {
       const at = await changelog.append(changes, position, (key) => store.committedBytes(key));
       keysWritten = store.commit(position, changes, at).keysWritten;
     } else keysWritten = store.commit(position, changes).keysWritten;
-    const bytesWritten = changes.reduce((sum, change) => sum + (change.bytes?.length ?? 0), 0);
-    this.logger?.debug({ processor: this.processor.name, task, keysWritten, bytesWritten, ms: performance.now() - started }, 'checkpoint committed');
+    if (!this.logger?.isLevelEnabled('debug')) return;
+    const ms = performance.now() - started;
+    const bytesByTable: Record<string, number> = {};
+    for (const { key, bytes } of changes) {
+      const table = key.slice(0, key.indexOf('\u0000'));
+      bytesByTable[table] = (bytesByTable[table] ?? 0) + (bytes?.length ?? 0);
+    }
+    const bytesWritten = Object.values(bytesByTable).reduce((sum, bytes) => sum + bytes, 0);
+    this.logger.debug({ processor: this.processor.name, task, keysWritten, bytesWritten, bytesByTable, ms }, 'checkpoint committed');
   }
 
   private async storeOf(task: number): Promise<TaskStateStore> {
