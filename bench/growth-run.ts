@@ -1,18 +1,18 @@
 // One configuration of `npm run bench -- growth`, in a process of its own (bench/growth.ts forks
 // it with --expose-gc) so that its memory is the engine's alone. `run DATA_DIR SECONDS SPEED`:
 // the quant engine from offset 0 to the end of the history already seeded in DATA_DIR, then
-// live for SECONDS as the simulation goes on at SPEED; `idle`: nothing, the floor of the same process with the
-// same modules loaded. Either sends one message (EngineRun or IdleRun) and exits.
+// live for SECONDS as the simulation goes on at SPEED; it sends its EngineRun and goes on live
+// until killed (the parent kills it with SIGKILL). `restart DATA_DIR SPEED`: the engine started
+// again on that data dir, the simulation going on at SPEED, until its first output; sends a
+// RestartRun and exits. `idle`: nothing, the floor of the same process with the same modules
+// loaded; sends an IdleRun and exits.
 import { readFileSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
 import { loadConfig } from '../infra/config.ts';
 import { runLive } from '../infra/feeds/sim/runner.ts';
 import { quantEngine } from '../processors/quant-engine/engine.ts';
-import { readTaskTables } from '../processors/runtime/state/task-store.ts';
-import { runToEnd } from './processor-runs.ts';
+import { processorRuntime } from './processor-runs.ts';
 
 export interface IdleRun {
   /** Resident set size after a full collection, bytes. */
@@ -26,16 +26,20 @@ export interface IdleRun {
   external: number;
 }
 
+/** A restart on the state a kill -9 left. */
+export interface RestartRun {
+  /** From the runtime's start to its first output handed to the log, ms. */
+  firstOutputMs: number;
+  /** The same from the process's start (node and the modules loading, the log opening), ms. */
+  firstOutputFromProcessStartMs: number;
+}
+
 export interface EngineRun extends IdleRun {
   inputEvents: number;
   outputRecords: number;
   engineSeconds: number;
   /** Peak resident set size of the whole process (getrusage maxRSS), bytes. */
   peakRss: number;
-  /** Size of the engine's store files once stopped, bytes. */
-  stateBytes: number;
-  /** Keys and bytes of each table of the engine's store (a module's tables share its prefix), largest first. */
-  tables: { table: string; keys: number; bytes: number }[];
   /** The engine's checkpoints while catching up (its store's commits, as logged): bytes written and milliseconds each, in order. */
   checkpoints: Checkpoint[];
   /** Then, live: the input appended by the simulation going on for a while, and the checkpoints meanwhile. */
@@ -67,7 +71,8 @@ function residentByKind(): { rssAnon: number; rssFile: number } {
   return { rssAnon: kB('RssAnon'), rssFile: kB('RssFile') };
 }
 
-async function runEngine(dir: string, simulation: { seconds: number; speed: number }): Promise<EngineRun> {
+/** Runs the engine to the end of the input, then live; sends its EngineRun and stays live until killed. */
+async function runEngine(dir: string, simulation: { seconds: number; speed: number }): Promise<never> {
   let checkpoints: Checkpoint[] = [];
   // Warnings go to stderr as usual; the engine's checkpoint lines (debug) are kept.
   const logger = pino(
@@ -83,42 +88,62 @@ async function runEngine(dir: string, simulation: { seconds: number; speed: numb
   // The defaults of `tqa start` (fsync always, a checkpoint every 5 s), so that the cost of
   // checkpointing a growing state shows in the time as it would in the service.
   const config = loadConfig({ TQA_DATA_DIR: dir });
+  // Never closed: the process ends killed, as a kill -9 leaves the engine's files.
   const services = await openLogServices(config, logger);
+  const runtime = processorRuntime(quantEngine, config, services, logger);
+  const started = performance.now();
+  void runtime.start();
+  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
+  const engineSeconds = (performance.now() - started) / 1000;
+  const { processed, produced } = runtime.stats;
+  // Memory is measured while the runtime holds every task's state; then the simulation goes on
+  // and the engine takes its records as they come, until the parent kills the process.
+  const memory = settledMemory();
+  const catchingUp = checkpoints;
+  checkpoints = [];
+  const live = (signal: AbortSignal) => runLive({ log: services.log, codec: services.codec, dataDir: dir, speed: simulation.speed, catchUp: false, signal });
+  const simulated = await live(AbortSignal.timeout(simulation.seconds * 1000));
+  const run: EngineRun = {
+    ...memory,
+    inputEvents: processed,
+    outputRecords: produced,
+    engineSeconds,
+    peakRss: process.resourceUsage().maxRSS * 1024,
+    checkpoints: catchingUp,
+    live: { inputEvents: simulated.records, checkpoints },
+  };
+  process.send!(run);
+  await live(new AbortController().signal);
+  throw new Error('the simulation stopped before the process was killed');
+}
+
+/** Starts the engine on the state in `dir` with the simulation going on, and times its first output. */
+async function restartEngine(dir: string, speed: number): Promise<RestartRun> {
+  const config = loadConfig({ TQA_DATA_DIR: dir });
+  const logger = pino({ level: 'warn' });
+  const services = await openLogServices(config, logger);
+  const simulation = new AbortController();
   try {
-    // Memory is measured before stopping, while the runtime still holds every task's state;
-    // then the simulation goes on and the engine takes its records as they come.
-    const caughtUp = async () => {
-      const memory = settledMemory();
-      const catchingUp = checkpoints;
-      checkpoints = [];
-      const simulated = await runLive({ log: services.log, codec: services.codec, dataDir: dir, speed: simulation.speed, catchUp: false, signal: AbortSignal.timeout(simulation.seconds * 1000) });
-      return { memory, catchingUp, live: { inputEvents: simulated.records, checkpoints } };
-    };
-    const run = await runToEnd(quantEngine, config, services, logger, caughtUp);
-    const { memory, catchingUp, live } = run.atEnd!;
-    return {
-      ...memory,
-      inputEvents: run.processed,
-      outputRecords: run.produced,
-      engineSeconds: run.seconds,
-      peakRss: process.resourceUsage().maxRSS * 1024,
-      stateBytes: await directoryBytes(join(dir, 'state')),
-      tables: await readTaskTables(join(dir, 'state', quantEngine.name, '0.lmdb')),
-      checkpoints: catchingUp,
-      live,
-    };
+    const simulated = runLive({ log: services.log, codec: services.codec, dataDir: dir, speed, catchUp: false, signal: simulation.signal });
+    const started = performance.now();
+    const runtime = processorRuntime(quantEngine, config, services, logger);
+    void runtime.start();
+    while (runtime.stats.produced === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const firstOutputAt = performance.now();
+    simulation.abort();
+    await simulated;
+    await runtime.stop();
+    return { firstOutputMs: firstOutputAt - started, firstOutputFromProcessStartMs: firstOutputAt };
   } finally {
     await services.close();
   }
 }
 
-async function directoryBytes(dir: string): Promise<number> {
-  const names = await readdir(dir, { recursive: true });
-  const entries = await Promise.all(names.map((name) => stat(join(dir, name))));
-  return entries.reduce((sum, entry) => sum + (entry.isFile() ? entry.size : 0), 0);
-}
-
-const [mode, dir, seconds, speed] = process.argv.slice(2);
-const result = mode === 'idle' ? settledMemory() : mode === 'run' && dir && Number(seconds) > 0 && Number(speed) > 0 ? await runEngine(dir, { seconds: Number(seconds), speed: Number(speed) }) : null;
-if (result === null) throw new Error(`usage: growth-run.ts idle | run DATA_DIR SECONDS SPEED (got ${process.argv.slice(2).join(' ')})`);
-process.send!(result, () => process.exit(0));
+const [mode, dir, ...numbers] = process.argv.slice(2);
+const [first, second] = numbers.map(Number);
+if (mode === 'idle') process.send!(settledMemory(), () => process.exit(0));
+else if (mode === 'run' && dir && first > 0 && second > 0) await runEngine(dir, { seconds: first, speed: second });
+else if (mode === 'restart' && dir && first > 0) {
+  const restart = await restartEngine(dir, first);
+  process.send!(restart, () => process.exit(0));
+} else throw new Error(`usage: growth-run.ts idle | run DATA_DIR SECONDS SPEED | restart DATA_DIR SPEED (got ${process.argv.slice(2).join(' ')})`);

@@ -11,17 +11,28 @@ import { ProcessorRuntime } from '../processors/runtime/runtime.ts';
 /**
  * Runs a processor from offset 0 to the end of its input in this thread, as `tqa start`
  * configures it; `atEnd` runs once it is caught up, before it stops (while it still holds
- * every task's state and goes on processing what is appended meanwhile). The counts are
- * those at the catch-up.
+ * every task's state).
  */
 export async function runToEnd<AtEnd = undefined>(
   processor: Processor<unknown>,
   config: Config,
   services: LogServices,
   logger: Logger,
-  atEnd?: () => AtEnd | Promise<AtEnd>,
+  atEnd?: () => AtEnd,
 ): Promise<{ seconds: number; processed: number; produced: number; atEnd: AtEnd | undefined }> {
-  const runtime = new ProcessorRuntime({
+  const runtime = processorRuntime(processor, config, services, logger);
+  const start = performance.now();
+  void runtime.start();
+  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
+  const seconds = (performance.now() - start) / 1000;
+  const measured = atEnd?.();
+  await runtime.stop();
+  return { seconds, processed: runtime.stats.processed, produced: runtime.stats.produced, atEnd: measured };
+}
+
+/** A runtime of the processor in this thread over the data dir's local state, as `tqa start` configures it. */
+export function processorRuntime(processor: Processor<unknown>, config: Config, services: LogServices, logger: Logger): ProcessorRuntime<unknown> {
+  return new ProcessorRuntime({
     processor,
     log: services.log,
     codec: services.codec,
@@ -32,14 +43,6 @@ export async function runToEnd<AtEnd = undefined>(
     checkpointIntervalMs: config.TQA_CHECKPOINT_INTERVAL_MS,
     checkpointSaveShare: config.TQA_CHECKPOINT_SAVE_SHARE,
   });
-  const start = performance.now();
-  void runtime.start();
-  while (!(await runtime.caughtUp())) await new Promise((resolve) => setTimeout(resolve, 100));
-  const seconds = (performance.now() - start) / 1000;
-  const { processed, produced } = runtime.stats;
-  const measured = await atEnd?.();
-  await runtime.stop();
-  return { seconds, processed, produced, atEnd: measured };
 }
 
 /** Records the processor's group is behind its inputs' ends, summed over every input partition. */
