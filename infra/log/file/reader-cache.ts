@@ -3,7 +3,8 @@ import { PartitionReader } from './segments.ts';
 
 /**
  * Readers of one-off reads (EventLog.read), kept open where they stopped. A reader opened at
- * an offset scans its segment from the start to reach it, so a caller that follows a growing
+ * an offset scans its segment to reach it (from the start, or in the newest segment from the
+ * entry of its index before it, up to 1 MiB away), so a caller that follows a growing
  * topic by reading on from its last offset (the stream's feed, the webhook dispatcher) paid a
  * scan of the whole segment per read; one that reads on from where a kept reader stopped now
  * continues it. The least recently used readers are closed beyond `capacity`.

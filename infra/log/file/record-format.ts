@@ -146,6 +146,13 @@ export function scanRecords(
   });
 }
 
+/** Where each of the consecutive frames in `frames` (encodeRecords) starts. */
+export function frameStarts(frames: Buffer): number[] {
+  const starts: number[] = [];
+  for (let at = 0; at < frames.length; at += FRAME_BYTES + frames.readUInt32LE(at)) starts.push(at);
+  return starts;
+}
+
 /** The offset a frame body (scanFrames) holds, without decoding the rest. */
 export function offsetOfBody(body: Buffer): number {
   return body.readUInt32LE(0) + body.readUInt32LE(4) * TWO_32;

@@ -1,6 +1,7 @@
-import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecords, offsetOfBody, scanFrames, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
+import { writeFileAtomic } from '../../fs/atomic-write.ts';
+import { encodeRecords, FRAME_BYTES, frameStarts, MAX_BODY_BYTES, offsetOfBody, scanFrames, scanRecords, type EncodableRecord, type StoredRecord } from './record-format.ts';
 
 /**
  * Segment files of one topic-partition: `<base offset, 20 digits>.seg`, appended to in
@@ -25,6 +26,66 @@ export async function listSegments(dir: string): Promise<number[]> {
     .sort((a, b) => a - b);
 }
 
+/**
+ * How far a partition's active segment is known whole, as Kafka's recovery point: its writer
+ * records it (`recovery-point` in the partition's dir) after a sync that covers it, at most
+ * every RECOVERY_POINT_EVERY_MS and on close, so that a writer or an end reader opening the
+ * segment checks frames only past it, where it checked the whole segment (up to its size
+ * limit, at every start of every process). It carries a sparse index of the segment too, as
+ * Kafka's offset index, from which a reader starting mid-segment seeks instead of scanning
+ * from the segment's start. Before use each is checked against the segment (the frame it
+ * names read back); one that does not hold is ignored, and the segment scanned whole.
+ */
+interface RecoveryPoint {
+  segment: number;
+  /** The segment's bytes it covers: whole frames, synced. */
+  bytes: number;
+  /** Where the last of those frames starts. */
+  lastFrameAt: number;
+  /** The offset after that frame's. */
+  nextOffset: number;
+  /** [offset, where its frame starts] of the first frame at or past every INDEX_EVERY_BYTES of the segment, in order. */
+  index: [number, number][];
+}
+
+const RECOVERY_POINT_FILE = 'recovery-point';
+const RECOVERY_POINT_EVERY_MS = 1000;
+const INDEX_EVERY_BYTES = 1024 * 1024;
+
+/** The partition's recovery point for `segment`, open as `file`, if it holds. */
+async function readRecoveryPoint(dir: string, segment: number, file: FileHandle): Promise<RecoveryPoint | undefined> {
+  let point: RecoveryPoint;
+  try {
+    point = JSON.parse(await readFile(join(dir, RECOVERY_POINT_FILE), 'utf8')) as RecoveryPoint;
+  } catch {
+    return undefined; // none yet, or cut short by a crash
+  }
+  const numbers = [point.segment, point.bytes, point.lastFrameAt, point.nextOffset];
+  if (!numbers.every(Number.isSafeInteger) || point.segment !== segment || !Array.isArray(point.index)) return undefined;
+  return (await frameHolds(file, point.lastFrameAt, point.nextOffset - 1, point.bytes - point.lastFrameAt)) ? point : undefined;
+}
+
+/** Whether the segment holds at `position` a whole frame (of `size` bytes, if given) whose record has `offset`. */
+async function frameHolds(file: FileHandle, position: number, offset: number, size?: number): Promise<boolean> {
+  if (!Number.isSafeInteger(position) || position < 0) return false;
+  const header = Buffer.alloc(FRAME_BYTES);
+  if ((await file.read(header, 0, FRAME_BYTES, position)).bytesRead < FRAME_BYTES) return false;
+  const frameSize = FRAME_BYTES + header.readUInt32LE(0);
+  if ((size !== undefined && frameSize !== size) || frameSize > FRAME_BYTES + MAX_BODY_BYTES) return false;
+  const frame = Buffer.allocUnsafe(frameSize);
+  const { bytesRead } = await file.read(frame, 0, frameSize, position);
+  let found = -1;
+  const scan = scanFrames(frame.subarray(0, bytesRead), (body) => void (found = offsetOfBody(body)));
+  return scan.stop === 'end' && scan.validBytes === frameSize && found === offset;
+}
+
+/** Where to start reading `segment` (open as `file`) for `offset`: its index's nearest frame at or before it, if that holds, else its start. */
+async function indexedPosition(dir: string, segment: number, file: FileHandle, offset: number): Promise<number> {
+  const point = await readRecoveryPoint(dir, segment, file);
+  const entry = point?.index.filter(([at]) => at <= offset).at(-1);
+  return entry && (await frameHolds(file, entry[1], entry[0])) ? entry[1] : 0;
+}
+
 export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
@@ -43,7 +104,14 @@ export class PartitionWriter {
   private activeBase = -1;
   private file: FileHandle | undefined;
   private size = 0;
+  /** Where the segment's last frame starts; -1 while it has none. */
+  private lastFrameAt = -1;
+  /** The segment's sparse index (RecoveryPoint.index) as far as this writer knows it. */
+  private index: [number, number][] = [];
   private unsynced = false;
+  /** The bytes the partition's recovery point last recorded (or was read at), and when. */
+  private pointBytes = 0;
+  private pointAt = 0;
   nextOffset = 0;
   /** Set when the last append started a new segment; the cleaner runs then. */
   rolled = false;
@@ -69,14 +137,20 @@ export class PartitionWriter {
     const tail = Buffer.allocUnsafe(size - this.size);
     await file.read(tail, 0, tail.length, this.size);
     let lastOffset = -1;
+    let lastFrameAt = -1;
     const scan = scanRecords(
       tail,
-      (record) => {
+      (record, position) => {
         lastOffset = record.offset;
+        lastFrameAt = position;
+        this.noteFrame(record.offset, this.size + position);
       },
       false,
     );
-    if (lastOffset >= 0) this.nextOffset = lastOffset + 1;
+    if (lastOffset >= 0) {
+      this.nextOffset = lastOffset + 1;
+      this.lastFrameAt = this.size + lastFrameAt;
+    }
     this.size += scan.validBytes;
     if (scan.stop !== 'end') {
       // Only a writer that died mid-write leaves this, and we hold the lock: cut it.
@@ -107,6 +181,9 @@ export class PartitionWriter {
     } catch (err) {
       throw await this.abandonAppend(records.length, err as NodeJS.ErrnoException);
     }
+    const starts = frameStarts(frames);
+    starts.forEach((start, i) => this.noteFrame(offsets[i], this.size + start));
+    this.lastFrameAt = this.size + starts.at(-1)!;
     this.size += frames.length;
     this.nextOffset += records.length;
     this.unsynced = true;
@@ -128,6 +205,7 @@ export class PartitionWriter {
     if (!this.unsynced) return;
     await this.file!.datasync();
     this.unsynced = false;
+    if (Date.now() - this.pointAt >= RECOVERY_POINT_EVERY_MS) await this.recordRecoveryPoint();
   }
 
   get activeSegment(): number {
@@ -135,9 +213,28 @@ export class PartitionWriter {
   }
 
   async close(): Promise<void> {
+    if (this.file && !this.unsynced) await this.recordRecoveryPoint();
     await this.file?.close();
     this.file = undefined;
     this.activeBase = -1;
+  }
+
+  /** Adds the frame of `offset` at `position` to the index if it is the first past the next INDEX_EVERY_BYTES. */
+  private noteFrame(offset: number, position: number): void {
+    const last = this.index.at(-1);
+    if (position >= (last ? last[1] + INDEX_EVERY_BYTES : INDEX_EVERY_BYTES)) this.index.push([offset, position]);
+  }
+
+  /**
+   * Records that the segment is whole up to its size: called only when all of it is synced.
+   * Not synced itself: a point lost or cut short by a power cut only means a longer scan.
+   */
+  private async recordRecoveryPoint(): Promise<void> {
+    if (this.lastFrameAt < 0 || this.pointBytes === this.size) return;
+    const point: RecoveryPoint = { segment: this.activeBase, bytes: this.size, lastFrameAt: this.lastFrameAt, nextOffset: this.nextOffset, index: this.index };
+    await writeFileAtomic(join(this.dir, RECOVERY_POINT_FILE), JSON.stringify(point), { durable: false });
+    this.pointBytes = this.size;
+    this.pointAt = Date.now();
   }
 
   private async openSegment(base: number, create: boolean): Promise<void> {
@@ -145,9 +242,14 @@ export class PartitionWriter {
     const path = segmentPath(this.dir, base);
     this.file = await open(path, create ? 'a+' : 'r+');
     if (create) await syncDirectory(this.dir);
+    // An existing segment is known whole up to its recovery point: refresh() checks what follows.
+    const point = create ? undefined : await readRecoveryPoint(this.dir, base, this.file);
     this.activeBase = base;
-    this.size = 0;
-    this.nextOffset = base;
+    this.size = point?.bytes ?? 0;
+    this.lastFrameAt = point?.lastFrameAt ?? -1;
+    this.nextOffset = point?.nextOffset ?? base;
+    this.pointBytes = point?.bytes ?? 0;
+    this.index = point?.index ?? [];
   }
 }
 
@@ -221,7 +323,10 @@ export class PartitionReader {
     if (segments.length === 0) return false;
     const base = segments.filter((b) => b <= offset).at(-1) ?? segments[0];
     this.next = Math.max(offset, base);
-    return this.openSegment(base);
+    if (!(await this.openSegment(base))) return false;
+    // Only the newest segment has a recovery point, whose index says where to start in it.
+    if (base === segments.at(-1) && this.file) this.filePosition = await indexedPosition(this.dir, base, this.file, this.next);
+    return true;
   }
 
   private async moveToNextSegment(lookForNewer: boolean): Promise<boolean> {
@@ -248,10 +353,11 @@ export class PartitionReader {
 
 /**
  * The end offset of a partition, read without the log's lock so that it never waits for the
- * appends in progress: the records of the newest segment are counted up to the first one
- * that is incomplete or fails its checksum (a writer mid-write, or one that died, whose tail
- * the next writer cuts to exactly there), and each read scans only what was added since the
- * one before. Reads of one partition run one after the other.
+ * appends in progress: the records of the newest segment are counted, from its recovery point
+ * if it has one that holds, up to the first one that is incomplete or fails its checksum (a
+ * writer mid-write, or one that died, whose tail the next writer cuts to exactly there), and
+ * each read scans only what was added since the one before. Reads of one partition run one
+ * after the other.
  */
 export class PartitionEnd {
   private file: FileHandle | undefined;
@@ -283,8 +389,9 @@ export class PartitionEnd {
       // found by the next read.
       this.file = await open(segmentPath(this.dir, newest), 'r');
       this.segmentBase = newest;
-      this.scannedBytes = 0;
-      this.next = newest;
+      const point = await readRecoveryPoint(this.dir, newest, this.file);
+      this.scannedBytes = point?.bytes ?? 0;
+      this.next = point?.nextOffset ?? newest;
     }
     const { size } = await this.file!.stat();
     let chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(size - this.scannedBytes, 0)));
