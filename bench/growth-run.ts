@@ -1,8 +1,8 @@
 // One configuration of `npm run bench -- growth`, in a process of its own (bench/growth.ts forks
-// it with --expose-gc) so that its memory is the engine's alone. `run DATA_DIR SECONDS SPEED`:
+// it with --expose-gc) so that its memory is the engine's alone. `run DATA_DIR SECONDS SPEED...`:
 // the quant engine from offset 0 to the end of the history already seeded in DATA_DIR, then
-// live for SECONDS as the simulation goes on at SPEED; it sends its EngineRun and goes on live
-// until killed (the parent kills it with SIGKILL). `restart DATA_DIR SPEED`: the engine started
+// live for SECONDS as the simulation goes on at each SPEED in turn; it sends its EngineRun and
+// goes on live at the last speed until killed (the parent kills it with SIGKILL). `restart DATA_DIR SPEED`: the engine started
 // again on that data dir, the simulation going on at SPEED, until its first output; sends a
 // RestartRun and exits. `idle`: nothing, the floor of the same process with the same modules
 // loaded; sends an IdleRun and exits.
@@ -42,8 +42,8 @@ export interface EngineRun extends IdleRun {
   peakRss: number;
   /** The engine's checkpoints while catching up (its store's commits, as logged): bytes written and milliseconds each, in order. */
   checkpoints: Checkpoint[];
-  /** Then, live: the input appended by the simulation going on for a while, and the checkpoints meanwhile. */
-  live: { inputEvents: number; checkpoints: Checkpoint[] };
+  /** Then, live at each speed in turn: the input appended by the simulation going on for a while, and the checkpoints meanwhile. */
+  live: { speed: number; seconds: number; inputEvents: number; checkpoints: Checkpoint[] }[];
 }
 
 interface Checkpoint {
@@ -72,7 +72,7 @@ function residentByKind(): { rssAnon: number; rssFile: number } {
 }
 
 /** Runs the engine to the end of the input, then live; sends its EngineRun and stays live until killed. */
-async function runEngine(dir: string, simulation: { seconds: number; speed: number }): Promise<never> {
+async function runEngine(dir: string, simulation: { seconds: number; speeds: number[] }): Promise<never> {
   let checkpoints: Checkpoint[] = [];
   // Warnings go to stderr as usual; the engine's checkpoint lines (debug) are kept.
   const logger = pino(
@@ -100,9 +100,13 @@ async function runEngine(dir: string, simulation: { seconds: number; speed: numb
   // and the engine takes its records as they come, until the parent kills the process.
   const memory = settledMemory();
   const catchingUp = checkpoints;
-  checkpoints = [];
-  const live = (signal: AbortSignal) => runLive({ log: services.log, codec: services.codec, dataDir: dir, speed: simulation.speed, catchUp: false, signal });
-  const simulated = await live(AbortSignal.timeout(simulation.seconds * 1000));
+  const live = (speed: number, signal: AbortSignal) => runLive({ log: services.log, codec: services.codec, dataDir: dir, speed, catchUp: false, signal });
+  const phases: EngineRun['live'] = [];
+  for (const speed of simulation.speeds) {
+    checkpoints = [];
+    const simulated = await live(speed, AbortSignal.timeout(simulation.seconds * 1000));
+    phases.push({ speed, seconds: simulation.seconds, inputEvents: simulated.records, checkpoints });
+  }
   const run: EngineRun = {
     ...memory,
     inputEvents: processed,
@@ -110,10 +114,10 @@ async function runEngine(dir: string, simulation: { seconds: number; speed: numb
     engineSeconds,
     peakRss: process.resourceUsage().maxRSS * 1024,
     checkpoints: catchingUp,
-    live: { inputEvents: simulated.records, checkpoints },
+    live: phases,
   };
   process.send!(run);
-  await live(new AbortController().signal);
+  await live(simulation.speeds.at(-1)!, new AbortController().signal);
   throw new Error('the simulation stopped before the process was killed');
 }
 
@@ -140,10 +144,10 @@ async function restartEngine(dir: string, speed: number): Promise<RestartRun> {
 }
 
 const [mode, dir, ...numbers] = process.argv.slice(2);
-const [first, second] = numbers.map(Number);
+const [first, ...rest] = numbers.map(Number);
 if (mode === 'idle') process.send!(settledMemory(), () => process.exit(0));
-else if (mode === 'run' && dir && first > 0 && second > 0) await runEngine(dir, { seconds: first, speed: second });
+else if (mode === 'run' && dir && first > 0 && rest.length > 0 && rest.every((speed) => speed > 0)) await runEngine(dir, { seconds: first, speeds: rest });
 else if (mode === 'restart' && dir && first > 0) {
   const restart = await restartEngine(dir, first);
   process.send!(restart, () => process.exit(0));
-} else throw new Error(`usage: growth-run.ts idle | run DATA_DIR SECONDS SPEED | restart DATA_DIR SPEED (got ${process.argv.slice(2).join(' ')})`);
+} else throw new Error(`usage: growth-run.ts idle | run DATA_DIR SECONDS SPEED... | restart DATA_DIR SPEED (got ${process.argv.slice(2).join(' ')})`);
