@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, open, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, open, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -110,6 +110,18 @@ describe('the file log recovery point', () => {
       expect((await log.read(TOPIC, 0, RECORDS - 10, 100)).map((r) => r.offset)).toEqual(Array.from({ length: whole + 1 - (RECORDS - 10) }, (_, i) => RECORDS - 10 + i));
     });
   }
+
+  it('does not fail an append when it cannot be recorded', async () => {
+    await rm(pointFile());
+    await mkdir(pointFile()); // a directory in its place: renaming a file onto it fails
+    const log = await openLog();
+    const [appended] = await log.append(TOPIC, [{ key: null, value: Buffer.from('next') }]);
+    expect(appended.offset).toBe(RECORDS);
+    await log.close();
+    await rm(pointFile(), { recursive: true });
+    const reopened = await openLog();
+    expect((await reopened.endOffsets(TOPIC))[0].offset).toBe(RECORDS + 1);
+  });
 
   it('is not written by a log that does not sync', async () => {
     await rm(pointFile());

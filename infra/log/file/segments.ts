@@ -228,13 +228,20 @@ export class PartitionWriter {
   /**
    * Records that the segment is whole up to its size: called only when all of it is synced.
    * Not synced itself: a point lost or cut short by a power cut only means a longer scan.
+   * Never fails: a point not recorded only means a longer scan too.
    */
   private async recordRecoveryPoint(): Promise<void> {
     if (this.lastFrameAt < 0 || this.pointBytes === this.size) return;
     const point: RecoveryPoint = { segment: this.activeBase, bytes: this.size, lastFrameAt: this.lastFrameAt, nextOffset: this.nextOffset, index: this.index };
-    await writeFileAtomic(join(this.dir, RECOVERY_POINT_FILE), JSON.stringify(point), { durable: false });
-    this.pointBytes = this.size;
     this.pointAt = Date.now();
+    try {
+      await writeFileAtomic(join(this.dir, RECOVERY_POINT_FILE), JSON.stringify(point), { durable: false });
+      this.pointBytes = this.size;
+    } catch (err) {
+      // The records are written and synced whatever becomes of the point (a full disk, say):
+      // their append succeeds, and the next start scans further.
+      this.logger.warn({ dir: this.dir, err }, 'could not record the recovery point; tried again in a second');
+    }
   }
 
   private async openSegment(base: number, create: boolean): Promise<void> {
