@@ -1,11 +1,13 @@
 // One configuration of `npm run bench -- growth`, in a process of its own (bench/growth.ts forks
-// it with --expose-gc) so that its memory is the engine's alone. `run DATA_DIR SECONDS SPEED...`:
-// the quant engine from offset 0 to the end of the history already seeded in DATA_DIR, then
-// live for SECONDS as the simulation goes on at each SPEED in turn; it sends its EngineRun and
-// goes on live at the last speed until killed (the parent kills it with SIGKILL). `restart DATA_DIR SPEED`: the engine started
-// again on that data dir, the simulation going on at SPEED, until its first output; sends a
-// RestartRun and exits. `idle`: nothing, the floor of the same process with the same modules
-// loaded; sends an IdleRun and exits.
+// it with --expose-gc) so that its memory is the engine's alone.
+// - `run DATA_DIR SECONDS SPEED...`: the quant engine from offset 0 to the end of the history
+//   already seeded in DATA_DIR, then live for SECONDS as the simulation goes on at each SPEED in
+//   turn; sends its EngineRun and goes on live at the last speed until killed (the parent kills
+//   it with SIGKILL).
+// - `restart DATA_DIR SPEED`: the engine started again on that data dir, the simulation going
+//   on at SPEED, until its first output; sends a RestartRun and exits.
+// - `idle`: nothing, the floor of the same process with the same modules loaded; sends an
+//   IdleRun and exits.
 import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { openLogServices } from '../infra/bootstrap.ts';
