@@ -93,17 +93,16 @@ describe('the file log recovery point', () => {
     expect((await readTopic(log, TOPIC)).map((r) => r.offset)).toEqual(Array.from({ length: RECORDS + 1 }, (_, i) => i));
   });
 
-  for (const [name, spoil] of [
-    ['its last frame was cut short', async () => truncate(await segment(), (await stat(await segment())).size - 3)],
-    ['it is not JSON', () => writeFile(pointFile(), '{"segment":0,"byt')],
-    ['it names another segment', async () => writeFile(pointFile(), (await readFile(pointFile(), 'utf8')).replace('"segment":0', '"segment":7'))],
-    ['its bytes are not where a frame ends', async () => writeFile(pointFile(), (await readFile(pointFile(), 'utf8')).replace(/"bytes":(\d+)/, (_, n: string) => `"bytes":${Number(n) - 10}`))],
+  // Each spoils the point, or the segment under it, and says how many records stay whole.
+  for (const [name, spoil, whole] of [
+    ['its last frame was cut short', async () => truncate(await segment(), (await stat(await segment())).size - 3), RECORDS - 1],
+    ['it is not JSON', () => writeFile(pointFile(), '{"segment":0,"byt'), RECORDS],
+    ['it names another segment', async () => writeFile(pointFile(), (await readFile(pointFile(), 'utf8')).replace('"segment":0', '"segment":7')), RECORDS],
+    ['its bytes are not where a frame ends', async () => writeFile(pointFile(), (await readFile(pointFile(), 'utf8')).replace(/"bytes":(\d+)/, (_, n: string) => `"bytes":${Number(n) - 10}`)), RECORDS],
   ] as const) {
     it(`is ignored when ${name}: the segment is checked whole`, async () => {
-      const cutShort = name.startsWith('its last frame');
       await spoil();
       const log = await openLog();
-      const whole = cutShort ? RECORDS - 1 : RECORDS;
       expect((await log.endOffsets(TOPIC))[0].offset).toBe(whole);
       const [appended] = await log.append(TOPIC, [{ key: null, value: Buffer.from('next') }]);
       expect(appended.offset).toBe(whole);

@@ -52,8 +52,8 @@ const RECOVERY_POINT_FILE = 'recovery-point';
 const RECOVERY_POINT_EVERY_MS = 1000;
 const INDEX_EVERY_BYTES = 1024 * 1024;
 
-/** The partition's recovery point for `segment`, open as `file`, if it holds. */
-async function readRecoveryPoint(dir: string, segment: number, file: FileHandle): Promise<RecoveryPoint | undefined> {
+/** The partition's recovery point as recorded, if it is one for `segment`; not checked against the segment. */
+async function recordedRecoveryPoint(dir: string, segment: number): Promise<RecoveryPoint | undefined> {
   let point: RecoveryPoint;
   try {
     point = JSON.parse(await readFile(join(dir, RECOVERY_POINT_FILE), 'utf8')) as RecoveryPoint;
@@ -61,8 +61,13 @@ async function readRecoveryPoint(dir: string, segment: number, file: FileHandle)
     return undefined; // none yet, or cut short by a crash
   }
   const numbers = [point.segment, point.bytes, point.lastFrameAt, point.nextOffset];
-  if (!numbers.every(Number.isSafeInteger) || point.segment !== segment || !Array.isArray(point.index)) return undefined;
-  return (await frameHolds(file, point.lastFrameAt, point.nextOffset - 1, point.bytes - point.lastFrameAt)) ? point : undefined;
+  return numbers.every(Number.isSafeInteger) && point.segment === segment && Array.isArray(point.index) ? point : undefined;
+}
+
+/** The partition's recovery point for `segment`, open as `file`, if it holds: the segment has its last frame where it says. */
+async function readRecoveryPoint(dir: string, segment: number, file: FileHandle): Promise<RecoveryPoint | undefined> {
+  const point = await recordedRecoveryPoint(dir, segment);
+  return point && (await frameHolds(file, point.lastFrameAt, point.nextOffset - 1, point.bytes - point.lastFrameAt)) ? point : undefined;
 }
 
 /** Whether the segment holds at `position` a whole frame (of `size` bytes, if given) whose record has `offset`. */
@@ -79,9 +84,12 @@ async function frameHolds(file: FileHandle, position: number, offset: number, si
   return scan.stop === 'end' && scan.validBytes === frameSize && found === offset;
 }
 
-/** Where to start reading `segment` (open as `file`) for `offset`: its index's nearest frame at or before it, if that holds, else its start. */
+/**
+ * Where to start reading `segment` (open as `file`) for `offset`: its index's nearest frame at
+ * or before it, if that holds (the only frame a reader needs checked), else its start.
+ */
 async function indexedPosition(dir: string, segment: number, file: FileHandle, offset: number): Promise<number> {
-  const point = await readRecoveryPoint(dir, segment, file);
+  const point = await recordedRecoveryPoint(dir, segment);
   const entry = point?.index.filter(([at]) => at <= offset).at(-1);
   return entry && (await frameHolds(file, entry[1], entry[0])) ? entry[1] : 0;
 }

@@ -4,7 +4,7 @@ import type { EventLog } from '../../../infra/log/port.ts';
 import type { Logger } from '../../../infra/logging.ts';
 import type { Processor } from '../processor.ts';
 import { changelogTopic, TaskChangelog } from '../state/changelog.ts';
-import { TaskStateStore } from '../state/task-store.ts';
+import { tableOfKey, TaskStateStore } from '../state/task-store.ts';
 import { checkpointFile, FileCheckpoints } from './files.ts';
 import type { Checkpoint, CheckpointStore } from './port.ts';
 
@@ -64,7 +64,7 @@ export class KeyedCheckpoints implements CheckpointStore {
     const ms = performance.now() - started;
     const bytesByTable: Record<string, number> = {};
     for (const { key, bytes } of changes) {
-      const table = key.slice(0, key.indexOf('\u0000'));
+      const table = tableOfKey(key)!;
       bytesByTable[table] = (bytesByTable[table] ?? 0) + (bytes?.length ?? 0);
     }
     const bytesWritten = Object.values(bytesByTable).reduce((sum, bytes) => sum + bytes, 0);

@@ -44,6 +44,15 @@ export interface ChangelogPosition {
   fence: number;
 }
 
+/** Between a table's name and a key in the file's keys (`<table>\u0000<key>`). */
+const TABLE_SEPARATOR = '\u0000';
+
+/** The table a key of the file belongs to; undefined for the store's own keys (format, position, holder). */
+export function tableOfKey(key: string): string | undefined {
+  const at = key.indexOf(TABLE_SEPARATOR);
+  return at < 0 ? undefined : key.slice(0, at);
+}
+
 /** One changed key of a commit: its key in the file (`<table>\u0000<key>`) and its encoded value, null once deleted. */
 export interface StateChange {
   key: string;
@@ -300,9 +309,9 @@ export class TaskStateStore implements TableSource {
   }
 
   table<V>(name: string, options: { cacheEntries?: number } = {}): KeyedTable<V> {
-    if (name.includes('\u0000')) throw new Error(`table name ${JSON.stringify(name)} holds the separator`);
+    if (name.includes(TABLE_SEPARATOR)) throw new Error(`table name ${JSON.stringify(name)} holds the separator`);
     let table = this.tables.get(name);
-    if (!table) this.tables.set(name, (table = new StoredTable<unknown>(this.db, `${name}\u0000`, options.cacheEntries ?? this.cacheEntries, this.assertHeld)));
+    if (!table) this.tables.set(name, (table = new StoredTable<unknown>(this.db, name + TABLE_SEPARATOR, options.cacheEntries ?? this.cacheEntries, this.assertHeld)));
     return table as StoredTable<V>;
   }
 
@@ -398,9 +407,8 @@ export async function readTaskTables(file: string): Promise<{ table: string; key
   const tables = await readOnly(file, (db) => {
     const byName = new Map<string, { table: string; keys: number; bytes: number }>();
     for (const { key, value } of db.getRange({})) {
-      const at = (key as string).indexOf('\u0000');
-      if (at < 0) continue; // the store's own keys (format, position, holder)
-      const table = (key as string).slice(0, at);
+      const table = tableOfKey(key as string);
+      if (table === undefined) continue;
       const entry = byName.get(table) ?? byName.set(table, { table, keys: 0, bytes: 0 }).get(table)!;
       entry.keys++;
       entry.bytes += Buffer.byteLength(key as string) + (value as Buffer).length;
