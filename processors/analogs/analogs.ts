@@ -159,7 +159,7 @@ function summaryFor(state: AnalogsStageState, firing: Signal): SignalAnalogs | n
 export const analogsStage: Processor<AnalogsStageState> = {
   name: 'analogs',
   // 3: the state is kept in tables (runtime/state), the pool's candidates in blocks.
-  stateVersion: 3,
+  stateVersion: 4,
   keyedState: true,
   // The pool is one over every token: one task reads every partition.
   parallelism: 'single',

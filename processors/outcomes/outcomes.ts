@@ -60,7 +60,7 @@ function onTick(state: OutcomesStageState, tick: MarketTick): void {
 export const outcomesStage: Processor<OutcomesStageState> = {
   name: 'outcomes',
   // 2: the state is kept per token and in blocks of subjects, in tables (runtime/state).
-  stateVersion: 2,
+  stateVersion: 3,
   keyedState: true,
   parallelism: 'partition',
   inputs: [TOPICS.tokens.name, TOPICS.outcomeSubjects.name, TOPICS.market.name],

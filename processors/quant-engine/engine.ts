@@ -187,7 +187,7 @@ export const quantEngine: Processor<EngineState> = {
   // 9: the outcomes module keeps its subjects in blocks, in tables.
   // 10: every module keeps its state in tables, in the task's store: checkpoints write the keys changed.
   // 11: the features keep a token's ticks in blocks by hour, apart from its windows.
-  stateVersion: 11,
+  stateVersion: 12,
   keyedState: true,
   parallelism: 'single',
   inputs: [TOPICS.tokens.name, TOPICS.cohortCommands.name, TOPICS.posts.name, TOPICS.market.name],

@@ -90,7 +90,8 @@ describe('the outcomes stage over a task store', () => {
     const minute = records.slice(end, records.findIndex((r) => r.timestamp > records[end].timestamp));
     const [firstTick] = minute.filter((r) => r.topic === TOPICS.market.name);
     run(state, [firstTick], out);
-    expect(store.commit({ positions: {}, maxEventTime: firstTick.timestamp }).keysWritten).toBe(1); // its token
+    // Its token, whose value holds the open chunks of its deques of extremes (here none fills and is sealed).
+    expect(store.commit({ positions: {}, maxEventTime: firstTick.timestamp }).keysWritten).toBe(1);
 
     const subject = minute.find((r) => r.topic === TOPICS.outcomeSubjects.name)!;
     run(state, [subject], out);

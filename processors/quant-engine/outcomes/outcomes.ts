@@ -3,6 +3,7 @@ import type { MarketTick, TokenMeta } from '../../../schemas/records.ts';
 import type { Outcome } from '../../../schemas/records/quant-market.ts';
 import { HORIZON_MS, HORIZONS, type Emitter, type OutcomeResolution, type OutcomeSubject } from '../contracts.ts';
 import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runtime/state/tables.ts';
+import { clear, dropThrough, emptyDeque, pushMax, pushMin, timeAt, valueAt, windowFront, type ChunkedDeque, type DequeChunks } from './chunked-deque.ts';
 
 /**
  * Forward outcomes of tracked subjects (snapshots and authors' calls) at every horizon.
@@ -11,7 +12,8 @@ import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runti
  * (ts, ts + h]. Per token, monotonic deques hold the running max and min of price and the
  * min of liquidity over the ticks since the oldest pending subject; subjects resolve in time
  * order, so the longest horizon's resolutions only drop ticks from the deques' fronts. A tick
- * costs O(1) amortised, a resolution a binary search; no price history is ever scanned.
+ * costs O(1) amortised, a resolution a binary search; no price history is ever scanned. The
+ * deques are kept in chunks (chunked-deque.ts): a tick rewrites their last chunks only.
  *
  * Died: the token was dead at some moment in (ts, ts + h], meaning its TokenMeta status was
  * one of DEAD_STATUSES, or a tick showed liquidity below DIED_LIQUIDITY_FRACTION of the
@@ -22,18 +24,6 @@ import { IN_MEMORY_TABLES, type KeyedTable, type TableSource } from '../../runti
 export const OUTCOMES_TOPIC = TOPICS.outcomes.name;
 export const DEAD_STATUSES: readonly string[] = ['dead', 'rugged'];
 export const DIED_LIQUIDITY_FRACTION = 0.1;
-
-/**
- * A monotonic deque of (time, sequence, value) triples, interleaved in a Float64Array: live
- * triples are [head, tail). Typed arrays cost the garbage collector nothing to trace and
- * checkpoint compactly. When the tail reaches the end, the live triples move to the front if
- * that frees at least half the buffer, else the buffer doubles: O(1) amortised.
- */
-interface Deque {
-  buf: Float64Array;
-  head: number;
-  tail: number;
-}
 
 /**
  * One deque per measure serves every horizon: a horizon's window is a suffix of the same tick
@@ -53,12 +43,14 @@ interface TokenTrack {
   /** Per horizon: sequence number of its first tick, set when its pending count leaves zero. */
   start: number[];
   /** Prices, non-increasing from the front: the front is the earliest highest price. */
-  max: Deque;
+  max: ChunkedDeque;
   /** Prices, non-decreasing from the front. */
-  min: Deque;
+  min: ChunkedDeque;
   /** Liquidity, non-decreasing from the front. */
-  liq: Deque;
+  liq: ChunkedDeque;
 }
+
+type Measure = 'max' | 'min' | 'liq';
 
 /**
  * Tracked subjects in the order they arrived, which is time order, numbered from 0, in blocks
@@ -96,10 +88,13 @@ interface SubjectQueue {
 
 /**
  * Kept in tables (runtime/state/tables.ts), so a task's store on disk writes at a checkpoint
- * only the tokens that ticked, the blocks of subjects that changed and the queue.
+ * only the tokens that ticked, their deques' last chunks, the blocks of subjects that changed
+ * and the queue.
  */
 export interface OutcomesState {
   tokens: KeyedTable<TokenTrack>;
+  /** `<token>\u0001<measure>\u0001<chunk number>` → the chunk of that deque of the token. */
+  dequeChunks: KeyedTable<number[]>;
   /** Block number → its subjects. */
   subjects: KeyedTable<SubjectBlock>;
   queue: KeyedTable<SubjectQueue>;
@@ -117,7 +112,16 @@ const SHORTEST_MS = Math.min(...DURATIONS);
 
 /** `name` prefixes the tables, so that one state may hold several such modules. */
 export function createOutcomesState(tables: TableSource = IN_MEMORY_TABLES, name = 'outcomes'): OutcomesState {
-  return { tokens: tables.table(`${name}-tokens`), subjects: tables.table(`${name}-subjects`), queue: tables.table(`${name}-queue`) };
+  return {
+    tokens: tables.table(`${name}-tokens`),
+    dequeChunks: tables.table(`${name}-deque-chunks`),
+    subjects: tables.table(`${name}-subjects`),
+    queue: tables.table(`${name}-queue`),
+  };
+}
+
+function chunksOf(state: OutcomesState, tokenId: string, measure: Measure): DequeChunks {
+  return { table: state.dequeChunks, prefix: `${tokenId}\u0001${measure}\u0001` };
 }
 
 function queueOf(state: OutcomesState): SubjectQueue {
@@ -202,9 +206,9 @@ export function outcomesOnTick(state: OutcomesState, tick: MarketTick): void {
   // pending, no subject needs ticks from before its own time.
   if (token.pending[LONGEST] > 0) {
     const seq = token.seq++;
-    pushMax(token.max, tick.ts, seq, tick.priceUsd);
-    pushMin(token.min, tick.ts, seq, tick.priceUsd);
-    pushMin(token.liq, tick.ts, seq, tick.liquidityUsd);
+    pushMax(chunksOf(state, tick.tokenId, 'max'), token.max, tick.ts, seq, tick.priceUsd);
+    pushMin(chunksOf(state, tick.tokenId, 'min'), token.min, tick.ts, seq, tick.priceUsd);
+    pushMin(chunksOf(state, tick.tokenId, 'liq'), token.liq, tick.ts, seq, tick.liquidityUsd);
   }
   state.tokens.set(tick.tokenId, token);
 }
@@ -268,14 +272,17 @@ function resolve(state: OutcomesState, n: number, h: number): OutcomeResolution 
   // The deques hold the ticks up to end; the window is those after the subject's time, from the horizon's start on.
   const start = token.start[h];
   const { max, min, liq } = token;
-  const maxAt = windowFront(max, ts, start);
+  const maxChunks = chunksOf(state, tokenId, 'max');
+  const minChunks = chunksOf(state, tokenId, 'min');
+  const liqChunks = chunksOf(state, tokenId, 'liq');
+  const maxAt = windowFront(maxChunks, max, ts, start);
   const hasTicks = maxAt < max.tail;
-  const maxPrice = hasTicks ? max.buf[maxAt * STRIDE + 2] : entry;
-  const minPrice = hasTicks ? min.buf[windowFront(min, ts, start) * STRIDE + 2] : entry;
+  const maxPrice = hasTicks ? valueAt(maxChunks, max, maxAt) : entry;
+  const minPrice = hasTicks ? valueAt(minChunks, min, windowFront(minChunks, min, ts, start)) : entry;
   const priced = entry > 0 && Number.isFinite(entry);
   // NaN entry liquidity (no tick before entry) never compares below anything.
   const diedByLiquidity =
-    hasTicks && liq.buf[windowFront(liq, ts, start) * STRIDE + 2] < DIED_LIQUIDITY_FRACTION * s.entryLiquidity[i];
+    hasTicks && valueAt(liqChunks, liq, windowFront(liqChunks, liq, ts, start)) < DIED_LIQUIDITY_FRACTION * s.entryLiquidity[i];
   const resolution: OutcomeResolution = {
     subject: { kind: s.kind[i], subjectId: s.subjectId[i], tokenId, ts, entryPrice: entry },
     horizon: HORIZON_LIST[h],
@@ -283,21 +290,21 @@ function resolve(state: OutcomesState, n: number, h: number): OutcomeResolution 
     forwardReturn: priced && token.lastPrice !== null ? token.lastPrice / entry - 1 : null,
     maxDrawdown: priced ? Math.min(0, minPrice / entry - 1) : null,
     peakReturn: priced ? Math.max(0, maxPrice / entry - 1) : null,
-    timeToPeakMs: priced ? (maxPrice > entry ? max.buf[maxAt * STRIDE] - ts : 0) : null,
+    timeToPeakMs: priced ? (maxPrice > entry ? timeAt(maxChunks, max, maxAt) - ts : 0) : null,
     died: diedByLiquidity || deadDuring(token.deadChanges, ts, end),
     lastPrice: token.lastPrice,
   };
   token.pending[h]--;
   if (h === LONGEST) {
     if (token.pending[h] === 0) {
-      clear(max);
-      clear(min);
-      clear(liq);
+      clear(maxChunks, max);
+      clear(minChunks, min);
+      clear(liqChunks, liq);
     } else {
       // Every subject still pending, at any horizon, is at or after this one's time.
-      dropThrough(max, ts);
-      dropThrough(min, ts);
-      dropThrough(liq, ts);
+      dropThrough(maxChunks, max, ts);
+      dropThrough(minChunks, min, ts);
+      dropThrough(liqChunks, liq, ts);
     }
   }
   state.tokens.set(tokenId, token);
@@ -345,71 +352,11 @@ function tokenTrack(state: OutcomesState, tokenId: string): TokenTrack {
       seq: 0,
       pending: DURATIONS.map(() => 0),
       start: DURATIONS.map(() => 0),
-      max: deque(),
-      min: deque(),
-      liq: deque(),
+      max: emptyDeque(),
+      min: emptyDeque(),
+      liq: emptyDeque(),
     };
     state.tokens.set(tokenId, token);
   }
   return token;
-}
-
-/** Floats per deque entry: time, sequence number, value. */
-const STRIDE = 3;
-
-function deque(): Deque {
-  return { buf: new Float64Array(16 * STRIDE), head: 0, tail: 0 };
-}
-
-function append(d: Deque, t: number, seq: number, v: number): void {
-  if (d.tail * STRIDE === d.buf.length) {
-    if (d.head * STRIDE * 2 >= d.buf.length) {
-      d.buf.copyWithin(0, d.head * STRIDE, d.tail * STRIDE);
-    } else {
-      const grown = new Float64Array(d.buf.length * 2);
-      grown.set(d.buf.subarray(d.head * STRIDE, d.tail * STRIDE));
-      d.buf = grown;
-    }
-    d.tail -= d.head;
-    d.head = 0;
-  }
-  const at = d.tail * STRIDE;
-  d.buf[at] = t;
-  d.buf[at + 1] = seq;
-  d.buf[at + 2] = v;
-  d.tail++;
-}
-
-/** Appends to a max deque, first dropping the smaller values the new one outlives; equal ones stay (earliest peak). */
-function pushMax(d: Deque, t: number, seq: number, v: number): void {
-  while (d.tail > d.head && d.buf[d.tail * STRIDE - 1] < v) d.tail--;
-  append(d, t, seq, v);
-}
-
-function pushMin(d: Deque, t: number, seq: number, v: number): void {
-  while (d.tail > d.head && d.buf[d.tail * STRIDE - 1] > v) d.tail--;
-  append(d, t, seq, v);
-}
-
-/** Index of the first live entry after time ts with sequence at least start (tail when none); both only grow along the deque. */
-function windowFront(d: Deque, ts: number, start: number): number {
-  const buf = d.buf;
-  let lo = d.head;
-  let hi = d.tail;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const at = mid * STRIDE;
-    if (buf[at] > ts && buf[at + 1] >= start) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
-
-function dropThrough(d: Deque, ts: number): void {
-  while (d.head < d.tail && d.buf[d.head * STRIDE] <= ts) d.head++;
-}
-
-function clear(d: Deque): void {
-  d.head = 0;
-  d.tail = 0;
 }

@@ -6,7 +6,7 @@ import { Packr } from 'msgpackr';
  * msgpack with records: the keys of objects of one shape are written once per value (a token's
  * window entries, an author's calls), their definitions inside the value, so a value stands
  * alone, tied to no shared structures of a file. Values written without records (before)
- * read the same. Typed arrays (the outcomes' deques) are kept as such, not as plain bytes;
+ * read the same. Typed arrays (the analogs' columns) are kept as such, not as plain bytes;
  * maps read as objects, as state values hold no Map.
  */
 const packr = new Packr({ useRecords: true, moreTypes: true, mapsAsObjects: true });

@@ -152,11 +152,6 @@ class RecentValues<V> {
     }
   }
 
-  delete(key: string): void {
-    this.young.delete(key);
-    this.old.delete(key);
-  }
-
   clear(): void {
     this.young.clear();
     this.old.clear();
@@ -196,15 +191,15 @@ class StoredTable<V> implements KeyedTable<V> {
     return this.get(key) !== undefined;
   }
 
+  // A change leaves the cache as it is: reads look at the changes first, and a commit puts
+  // each changed value into the cache's young generation, which reads look at before the old.
   set(key: string, value: V): this {
-    this.cache.delete(key);
     this.changed.set(key, value);
     return this;
   }
 
   /** Deletes without reading: whether the key was there is not told (no caller needs it). */
   delete(key: string): void {
-    this.cache.delete(key);
     this.changed.set(key, DELETED);
   }
 
