@@ -13,7 +13,8 @@ import { clear, dropThrough, emptyDeque, pushMax, pushMin, timeAt, valueAt, wind
  * min of liquidity over the ticks since the oldest pending subject; subjects resolve in time
  * order, so the longest horizon's resolutions only drop ticks from the deques' fronts. A tick
  * costs O(1) amortised, a resolution a binary search; no price history is ever scanned. The
- * deques are kept in chunks (chunked-deque.ts): a tick rewrites their last chunks only.
+ * deques are kept in chunks (chunked-deque.ts): a tick changes the token's value only, where
+ * each deque's open chunk lives, and a chunk is written apart once, as it fills.
  *
  * Died: the token was dead at some moment in (ts, ts + h], meaning its TokenMeta status was
  * one of DEAD_STATUSES, or a tick showed liquidity below DIED_LIQUIDITY_FRACTION of the
@@ -88,12 +89,12 @@ interface SubjectQueue {
 
 /**
  * Kept in tables (runtime/state/tables.ts), so a task's store on disk writes at a checkpoint
- * only the tokens that ticked, their deques' last chunks, the blocks of subjects that changed
- * and the queue.
+ * only the tokens that ticked, the chunks of their deques that filled, the blocks of subjects
+ * that changed and the queue.
  */
 export interface OutcomesState {
   tokens: KeyedTable<TokenTrack>;
-  /** `<token>\u0001<measure>\u0001<chunk number>` → the chunk of that deque of the token. */
+  /** `<token>\u0001<measure>\u0001<chunk number>` → that full chunk of the token's deque of that measure. */
   dequeChunks: KeyedTable<number[]>;
   /** Block number → its subjects. */
   subjects: KeyedTable<SubjectBlock>;
