@@ -111,4 +111,13 @@ describe('a chunked deque', () => {
     expect(writes).toEqual(['t\u000110']);
     expect(d.firsts.length).toBe(11 * 3);
   });
+
+  it('drops, at a cut equal to a chunk\'s first time, that first entry too', () => {
+    const chunks: DequeChunks = { table: new Map(), prefix: 't\u0001' };
+    const d = emptyDeque();
+    for (let i = 0; i < 3 * CHUNK; i++) pushMin(chunks, d, i, i, i);
+    dropThrough(chunks, d, 2 * CHUNK);
+    expect(d.head).toBe(2 * CHUNK + 1);
+    expect(timeAt(chunks, d, d.head)).toBe(2 * CHUNK + 1);
+  });
 });

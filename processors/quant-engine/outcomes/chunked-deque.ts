@@ -144,8 +144,9 @@ export function dropThrough(chunks: DequeChunks, d: ChunkedDeque, ts: number): v
   while (d.head < d.tail) {
     const k = chunkOf(d.head);
     const next = (k + 1) * CHUNK;
-    if (next >= d.tail || d.firsts[STRIDE + TIME] > ts) {
-      // The entry to stop at is in this chunk, or every entry goes.
+    // The entry to stop at is in this chunk, or there is no entry after it: scanned, and done.
+    const last = next >= d.tail || d.firsts[STRIDE + TIME] > ts;
+    if (last) {
       const entries = entriesOf(chunks, d, k);
       const end = Math.min(d.tail, next);
       while (d.head < end && entries[(d.head - k * CHUNK) * STRIDE + TIME] <= ts) d.head++;
@@ -154,6 +155,7 @@ export function dropThrough(chunks: DequeChunks, d: ChunkedDeque, ts: number): v
     chunks.table.delete(chunks.prefix + k);
     d.firsts.splice(0, STRIDE);
     d.head = next;
+    if (last) return;
   }
 }
 
